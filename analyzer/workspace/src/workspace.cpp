@@ -1,0 +1,147 @@
+// Implementation of the workspace database layer over SQLite's C API.
+#include "vprof/workspace.hpp"
+
+#include <sqlite3.h>
+
+namespace vprof::ws {
+namespace {
+
+// The schema text, embedded at build time from schema.sql.
+constexpr const char *kSchema =
+#include "schema.sql.inc"
+    ;
+
+[[noreturn]] void fail(sqlite3 *db, const std::filesystem::path &path, std::string_view what) {
+  throw Error(path.string() + ": " + std::string(what) + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+} // namespace
+
+Database::Database(const std::filesystem::path &path) : path_(path) {
+  std::error_code ec;
+  if (path.has_parent_path())
+    std::filesystem::create_directories(path.parent_path(), ec);
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
+    std::string msg = path.string() + ": cannot open workspace database: " + (db_ ? sqlite3_errmsg(db_) : "out of memory");
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw Error(msg);
+  }
+  // Parallel builds run many compiler wrappers against one workspace.
+  sqlite3_busy_timeout(db_, 60000);
+  exec("PRAGMA foreign_keys = ON; PRAGMA journal_mode = WAL;");
+  int version = 0;
+  {
+    Statement st = prepare("PRAGMA user_version");
+    if (st.step())
+      version = static_cast<int>(st.int64(0));
+  }
+  if (version > kSchemaVersion)
+    throw Error(path.string() + ": workspace schema version " + std::to_string(version) +
+                " is newer than this vprof (" + std::to_string(kSchemaVersion) + ")");
+  Transaction tx(*this);
+  exec(kSchema);
+  exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
+  tx.commit();
+}
+
+Database::~Database() { sqlite3_close(db_); }
+
+void Database::exec(std::string_view sql) {
+  std::string s(sql);
+  char *err = nullptr;
+  if (sqlite3_exec(db_, s.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    throw Error(path_.string() + ": " + msg + " (in: " + s.substr(0, 80) + ")");
+  }
+}
+
+Statement Database::prepare(std::string_view sql) {
+  sqlite3_stmt *st = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.data(), static_cast<int>(sql.size()), &st, nullptr) != SQLITE_OK)
+    fail(db_, path_, "cannot prepare '" + std::string(sql.substr(0, 80)) + "'");
+  return Statement(*this, st);
+}
+
+std::int64_t Database::last_insert_rowid() const { return sqlite3_last_insert_rowid(db_); }
+
+std::optional<std::string> Database::meta(std::string_view key) {
+  Statement st = prepare("SELECT value FROM meta WHERE key = ?");
+  st.bind(1, key);
+  if (st.step() && !st.is_null(0))
+    return st.text(0);
+  return std::nullopt;
+}
+
+void Database::set_meta(std::string_view key, std::string_view value) {
+  prepare("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+      .bind(1, key)
+      .bind(2, value)
+      .run();
+}
+
+Transaction::Transaction(Database &db) : db_(db) { db_.exec("BEGIN IMMEDIATE"); }
+Transaction::~Transaction() {
+  if (!done_) {
+    try {
+      db_.exec("ROLLBACK");
+    } catch (...) {
+    }
+  }
+}
+void Transaction::commit() {
+  db_.exec("COMMIT");
+  done_ = true;
+}
+
+Statement::~Statement() { sqlite3_finalize(stmt_); }
+Statement::Statement(Statement &&o) noexcept : db_(o.db_), stmt_(o.stmt_) { o.stmt_ = nullptr; }
+
+Statement &Statement::bind(int i, std::int64_t v) {
+  if (sqlite3_bind_int64(stmt_, i, v) != SQLITE_OK)
+    fail(db_->handle(), db_->path(), "bind");
+  return *this;
+}
+Statement &Statement::bind(int i, double v) {
+  if (sqlite3_bind_double(stmt_, i, v) != SQLITE_OK)
+    fail(db_->handle(), db_->path(), "bind");
+  return *this;
+}
+Statement &Statement::bind(int i, std::string_view v) {
+  if (sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT) != SQLITE_OK)
+    fail(db_->handle(), db_->path(), "bind");
+  return *this;
+}
+Statement &Statement::bind_null(int i) {
+  if (sqlite3_bind_null(stmt_, i) != SQLITE_OK)
+    fail(db_->handle(), db_->path(), "bind");
+  return *this;
+}
+bool Statement::step() {
+  int rc = sqlite3_step(stmt_);
+  if (rc == SQLITE_ROW)
+    return true;
+  if (rc == SQLITE_DONE)
+    return false;
+  fail(db_->handle(), db_->path(), "step");
+}
+void Statement::reset() {
+  sqlite3_reset(stmt_);
+  sqlite3_clear_bindings(stmt_);
+}
+void Statement::run() {
+  step();
+  reset();
+}
+std::int64_t Statement::int64(int c) const { return sqlite3_column_int64(stmt_, c); }
+double Statement::real(int c) const { return sqlite3_column_double(stmt_, c); }
+std::string Statement::text(int c) const {
+  const unsigned char *p = sqlite3_column_text(stmt_, c);
+  return p ? std::string(reinterpret_cast<const char *>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, c))) : std::string();
+}
+bool Statement::is_null(int c) const { return sqlite3_column_type(stmt_, c) == SQLITE_NULL; }
+
+std::filesystem::path default_path(const std::filesystem::path &root) { return root / ".vprof" / "vprof.db"; }
+
+} // namespace vprof::ws

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every build and test dependency of vprof from Debian's packages, idempotently:
+# packages already present are not touched, and apt is not called at all when nothing is missing.
+set -euo pipefail
+
+PKGS=(
+  # toolchain
+  g++ cmake ninja-build ccache make
+  clang-19 libclang-19-dev llvm-19-dev
+  # libraries
+  libboost-graph-dev libeigen3-dev libsqlite3-dev sqlite3
+  libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
+  # tests and benchmarks
+  libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+  if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed"; then
+    missing+=("$p")
+  fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "vprof: all ${#PKGS[@]} dependencies present"
+  exit 0
+fi
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+echo "vprof: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "vprof: dependencies installed"

@@ -1,0 +1,197 @@
+/* vprof trace format: the one definition of the bytes the runtime writes and the
+ * analyzer reads. C99 and C++17 clean; docs/trace-format.md explains it in prose.
+ *
+ * A trace directory holds, for every process of one run:
+ *   <pid>.<stream>.vpt   one binary stream per thread (a header, then records)
+ *   <pid>.labels         interval type labels, one "<id>\t<text>\n" line each
+ *   <pid>.maps           a copy of /proc/<pid>/maps, written when threads start and at
+ *                        exit, so addresses of process-shared objects can be turned into
+ *                        (device, inode, offset) keys that match across processes
+ *
+ * Stream file layout (little-endian, x86-64 and aarch64 alike):
+ *
+ *   offset 0    vprof_stream_header (256 bytes)
+ *   offset 256  vprof_record[capacity_records] (16 bytes each)
+ *
+ * The file is created zero-filled (ftruncate) and written through a shared mapping,
+ * so a killed process leaves every record it finished. A record is finished when its
+ * kind byte is non-zero: the writer stores `arg` first and `head` second, so the first
+ * record whose kind is zero ends the stream.
+ */
+#ifndef VPROF_TRACE_FORMAT_H
+#define VPROF_TRACE_FORMAT_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define VPROF_TRACE_MAGIC "VPROFTRC" /* 8 bytes, no terminator stored */
+#define VPROF_TRACE_MAGIC_SIZE 8
+#define VPROF_TRACE_VERSION 1u
+#define VPROF_STREAM_HEADER_SIZE 256u
+#define VPROF_RECORD_SIZE 16u
+
+/* clock_kind */
+enum vprof_clock_kind {
+  VPROF_CLOCK_TSC = 1,      /* x86 rdtsc; ticks_per_second calibrated at start-up */
+  VPROF_CLOCK_MONOTONIC = 2 /* clock_gettime(CLOCK_MONOTONIC) in ns; 1e9 ticks/s */
+};
+
+/* features: bits describing what the writer recorded */
+#define VPROF_FEATURE_SYNC_INTERPOSE (1ull << 0) /* pthread/sem calls recorded */
+#define VPROF_FEATURE_FRAME_DEPTH (1ull << 1)    /* probe records carry frame depth */
+
+/* flags (updated in place while the process runs) */
+#define VPROF_STREAM_CLOSED (1u << 0)    /* the thread or process ended normally */
+#define VPROF_STREAM_FORK_CHILD (1u << 1) /* first stream of a forked child */
+
+/*
+ * Stream header, 256 bytes.
+ *
+ *   off size field
+ *     0    8 magic             "VPROFTRC"
+ *     8    4 version           VPROF_TRACE_VERSION
+ *    12    4 header_size       256
+ *    16    4 record_size       16
+ *    20    4 clock_kind        enum vprof_clock_kind
+ *    24    8 ticks_per_second  clock frequency (TSC Hz, or 1e9)
+ *    32    8 base_ticks        full clock value at process start-up; the same for
+ *                              every stream of one process
+ *    40    8 base_monotonic_ns CLOCK_MONOTONIC at base_ticks
+ *    48    8 base_realtime_ns  CLOCK_REALTIME at base_ticks (for reports only)
+ *    56    4 pid
+ *    60    4 tid               kernel thread id
+ *    64    4 ppid
+ *    68    4 stream_seq        0, 1, 2 … per process, in creation order
+ *    72    8 features          VPROF_FEATURE_* bits
+ *    80    8 dropped           records lost because the stream reached its size limit
+ *    88    8 capacity_records  records the file has room for (file size is
+ *                              256 + 16 * capacity_records)
+ *    96    4 flags             VPROF_STREAM_* bits
+ *   100    4 reserved0         zero
+ *   104   16 thread_name       NUL-padded (pthread name at stream creation)
+ *   120  136 reserved          zero
+ */
+typedef struct vprof_stream_header {
+  char magic[VPROF_TRACE_MAGIC_SIZE];
+  uint32_t version;
+  uint32_t header_size;
+  uint32_t record_size;
+  uint32_t clock_kind;
+  uint64_t ticks_per_second;
+  uint64_t base_ticks;
+  uint64_t base_monotonic_ns;
+  uint64_t base_realtime_ns;
+  uint32_t pid;
+  uint32_t tid;
+  uint32_t ppid;
+  uint32_t stream_seq;
+  uint64_t features;
+  uint64_t dropped;
+  uint64_t capacity_records;
+  uint32_t flags;
+  uint32_t reserved0;
+  char thread_name[16];
+  uint8_t reserved[136];
+} vprof_stream_header;
+
+/*
+ * Record, 16 bytes.
+ *
+ *   off size field
+ *     0    8 head  bits 0..55  low 56 bits of the clock; the time since the
+ *                              stream's base is (ticks - base_ticks) mod 2^56
+ *                              (unambiguous for runs shorter than 2^56 ticks,
+ *                              about 270 days at 3 GHz)
+ *                  bits 56..63 kind (enum vprof_record_kind, never 0)
+ *     8    8 arg   kind-specific, see the enum
+ */
+typedef struct vprof_record {
+  uint64_t head;
+  uint64_t arg;
+} vprof_record;
+
+#define VPROF_TICKS_MASK 0x00FFFFFFFFFFFFFFull
+#define VPROF_KIND_SHIFT 56
+
+/* What `arg` holds is given after each kind. `obj` is the address of the
+ * synchronization object in the writing process. A probe's arg is
+ * site | (depth << 32): `site` the dense site id of the workspace site table,
+ * `depth` the low 32 bits of minus the frame address (larger = deeper in the stack;
+ * compare two depths of one thread as (int32_t)(a - b)). Depth lets the analyzer
+ * close frames that longjmp/siglongjmp left without running their exit probe. */
+enum vprof_record_kind {
+  VPROF_REC_NONE = 0, /* empty slot: end of stream */
+
+  /* probes inserted by the instrumenter */
+  VPROF_REC_ENTER = 1, /* arg: site | depth << 32 */
+  VPROF_REC_EXIT = 2,  /* arg: site | depth << 32 */
+
+  /* intervals (annotations) */
+  VPROF_REC_INTERVAL_BEGIN = 16, /* arg: interval id; this thread is attached */
+  VPROF_REC_INTERVAL_END = 17,   /* arg: interval id; may be on another thread */
+  VPROF_REC_ATTACH = 18,         /* arg: interval id; thread now works for it */
+  VPROF_REC_DETACH = 19,         /* arg: interval id; thread stops working for it */
+  VPROF_REC_LABEL = 20,          /* arg: label id (<pid>.labels); follows BEGIN,
+                                    same timestamp */
+
+  /* pthread_mutex_* (interposed) */
+  VPROF_REC_LOCK_WAIT = 32,    /* arg: obj; the lock was busy, thread blocks */
+  VPROF_REC_LOCK_ACQUIRE = 33, /* arg: obj; owned now (after WAIT: was blocked) */
+  VPROF_REC_LOCK_RELEASE = 34, /* arg: obj; written before the real unlock */
+
+  /* pthread_rwlock_* (interposed) */
+  VPROF_REC_RWLOCK_WAIT_RD = 40,    /* arg: obj */
+  VPROF_REC_RWLOCK_WAIT_WR = 41,    /* arg: obj */
+  VPROF_REC_RWLOCK_ACQUIRE_RD = 42, /* arg: obj */
+  VPROF_REC_RWLOCK_ACQUIRE_WR = 43, /* arg: obj */
+  VPROF_REC_RWLOCK_RELEASE = 44,    /* arg: obj; written before the real unlock */
+
+  /* pthread_cond_* (interposed). A wait is written as
+   *   LOCK_RELEASE(mutex) COND_WAIT_BEGIN(cond) … COND_WAIT_END(cond)
+   *   LOCK_ACQUIRE(mutex)
+   * COND_WAIT_TIMEOUT replaces COND_WAIT_END when the wait timed out. */
+  VPROF_REC_COND_WAIT_BEGIN = 48, /* arg: cond */
+  VPROF_REC_COND_WAIT_END = 49,   /* arg: cond */
+  VPROF_REC_COND_WAIT_TIMEOUT = 50, /* arg: cond */
+  VPROF_REC_COND_SIGNAL = 51,     /* arg: cond; written before the real call */
+  VPROF_REC_COND_BROADCAST = 52,  /* arg: cond; written before the real call */
+
+  /* sem_* (interposed) */
+  VPROF_REC_SEM_WAIT = 56,    /* arg: obj; count was zero, thread blocks */
+  VPROF_REC_SEM_ACQUIRE = 57, /* arg: obj; decremented (after WAIT: was blocked) */
+  VPROF_REC_SEM_POST = 58,    /* arg: obj; written before the real post */
+
+  /* hand-offs and custom primitives (annotations) */
+  VPROF_REC_HANDOFF_SEND = 64,  /* arg: obj (queue or message) */
+  VPROF_REC_HANDOFF_RECV = 65,  /* arg: obj */
+  VPROF_REC_WAIT_BEGIN = 66,    /* arg: obj; thread blocks on a custom primitive */
+  VPROF_REC_WAIT_END = 67,      /* arg: obj */
+  VPROF_REC_WAKE = 68           /* arg: obj; releases waiters of obj */
+};
+
+static inline uint64_t vprof_record_head(unsigned kind, uint64_t ticks) {
+  return ((uint64_t)kind << VPROF_KIND_SHIFT) | (ticks & VPROF_TICKS_MASK);
+}
+static inline unsigned vprof_record_kind_of(const vprof_record *r) {
+  return (unsigned)(r->head >> VPROF_KIND_SHIFT);
+}
+static inline uint64_t vprof_record_ticks(const vprof_record *r) {
+  return r->head & VPROF_TICKS_MASK;
+}
+
+#ifdef __cplusplus
+} /* extern "C" */
+static_assert(sizeof(vprof_stream_header) == VPROF_STREAM_HEADER_SIZE,
+              "stream header is 256 bytes");
+static_assert(sizeof(vprof_record) == VPROF_RECORD_SIZE, "record is 16 bytes");
+#else /* C99 has no _Static_assert: a negative array size fails the build */
+typedef char vprof_assert_header_size_[
+    sizeof(vprof_stream_header) == VPROF_STREAM_HEADER_SIZE ? 1 : -1];
+typedef char vprof_assert_record_size_[sizeof(vprof_record) == VPROF_RECORD_SIZE ? 1
+                                                                                 : -1];
+#endif
+
+#endif /* VPROF_TRACE_FORMAT_H */
