@@ -1,0 +1,133 @@
+// `vprof run`, `vprof config`, `vprof clean`: the subcommands that need neither the
+// instrumenter nor the analyzer.
+#include "commands.hpp"
+#include "process.hpp"
+
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+
+namespace vprof::driver {
+namespace fs = std::filesystem;
+
+// ---- vprof config ---------------------------------------------------------------
+
+void setup_config(CLI::App &sub, Context &ctx) {
+  add_plan_flags(sub, ctx);
+  add_analyze_flags(sub, ctx);
+  add_loop_flags(sub, ctx);
+  sub.footer("Prints every key of vprof.toml with its effective value; flags override the file.");
+}
+
+namespace {
+std::string quoted(const std::string &s) {
+  std::ostringstream os;
+  os << std::quoted(s);
+  return os.str();
+}
+} // namespace
+
+int run_config(Context &ctx) {
+  const Config &c = ctx.cfg;
+  std::ostream &o = *ctx.out;
+  o << "# project root: " << c.root.string() << "\n";
+  o << "# configuration file: " << (c.config_file.empty() ? "(none)" : c.config_file.string())
+    << "\n";
+  for (const auto &k : config_keys()) {
+    std::string name = k.name;
+    o << "\n# " << k.help << "\n" << name << " = ";
+    if (name == "compile_commands")
+      o << quoted(c.compile_commands.string());
+    else if (name == "roots") {
+      o << "[";
+      for (size_t i = 0; i < c.roots.size(); ++i)
+        o << (i ? ", " : "") << quoted(c.roots[i]);
+      o << "]";
+    } else if (name == "depth")
+      o << c.depth;
+    else if (name == "k")
+      o << c.k;
+    else if (name == "iterations")
+      o << c.iterations;
+    else if (name == "build")
+      o << quoted(c.build);
+    else if (name == "workload")
+      o << quoted(c.workload);
+    else if (name == "label")
+      o << quoted(c.label);
+    else if (name == "bootstrap")
+      o << c.bootstrap;
+    else if (name == "seed")
+      o << c.seed;
+    else if (name == "min_intervals")
+      o << c.min_intervals;
+    o << "\n";
+  }
+  return kExitOk;
+}
+
+// ---- vprof run ------------------------------------------------------------------
+
+namespace {
+std::vector<std::string> g_run_argv;
+std::string g_run_trace_dir;
+bool g_run_keep = false;
+} // namespace
+
+void setup_run(CLI::App &sub, Context &) {
+  sub.add_option("--trace-dir", g_run_trace_dir,
+                 "where the trace goes (default: .vprof/traces/manual)");
+  sub.add_flag("--keep", g_run_keep, "do not empty an existing trace directory first");
+  sub.add_option("command", g_run_argv, "the program and its arguments, after --")
+      ->required()
+      ->expected(-1);
+  sub.footer("Example: vprof run -- ./server --port 8080\n"
+             "Sets VPROF_TRACE_DIR for the program (linked with libvprof_rt, e.g. built by\n"
+             "vprof-cc) and reports where the trace went. Exit code: the program's own.");
+}
+
+int run_run(Context &ctx) {
+  fs::path dir = g_run_trace_dir.empty() ? ctx.cfg.traces_dir() / "manual"
+                                         : fs::absolute(g_run_trace_dir);
+  if (!g_run_keep && fs::exists(dir))
+    fs::remove_all(dir);
+  fs::create_directories(dir);
+  ProcessOptions opts;
+  opts.env["VPROF_TRACE_DIR"] = dir.string();
+  ctx.progress("running " + g_run_argv[0] + ", trace in " + dir.string());
+  ProcessResult r = run_process(g_run_argv, opts);
+  size_t streams = 0;
+  for (const auto &e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".vpt")
+      ++streams;
+  ctx.progress(g_run_argv[0] + " ended with " + r.describe() + " after " +
+               std::to_string(r.seconds).substr(0, 5) + " s; " + std::to_string(streams) +
+               " thread stream(s) in " + dir.string());
+  if (streams == 0)
+    ctx.progress("no trace was written: is the program linked with libvprof_rt (built with "
+                 "vprof-cc / vprof-c++)?");
+  return r.exit_code;
+}
+
+// ---- vprof clean ----------------------------------------------------------------
+
+namespace {
+bool g_clean_all = false;
+}
+
+void setup_clean(CLI::App &sub, Context &) {
+  sub.add_flag("--all", g_clean_all, "also remove the workspace database (.vprof/ entirely)");
+}
+
+int run_clean(Context &ctx) {
+  fs::path target = g_clean_all ? ctx.cfg.workspace_dir() : ctx.cfg.traces_dir();
+  if (!fs::exists(target)) {
+    ctx.progress("nothing to remove at " + target.string());
+    return kExitOk;
+  }
+  auto n = fs::remove_all(target);
+  ctx.progress("removed " + target.string() + " (" + std::to_string(n) + " files)");
+  return kExitOk;
+}
+
+} // namespace vprof::driver

@@ -1,0 +1,72 @@
+// The subcommand table and the flags shared by several subcommands.
+#include "commands.hpp"
+
+namespace vprof::driver {
+
+// Handlers live in cmd_*.cpp.
+void setup_config(CLI::App &, Context &);
+int run_config(Context &);
+void setup_run(CLI::App &, Context &);
+int run_run(Context &);
+void setup_clean(CLI::App &, Context &);
+int run_clean(Context &);
+
+const std::vector<Command> &commands() {
+  static const std::vector<Command> table = {
+      {"run", "run a command with tracing on; its trace goes to .vprof/traces/", setup_run, run_run},
+      {"config", "show the effective settings (vprof.toml merged with flags) and every key",
+       setup_config, run_config},
+      {"clean", "remove traces (and with --all the whole workspace)", setup_clean, run_clean},
+  };
+  return table;
+}
+
+namespace {
+// Records that a config key was given on the command line (for `vprof config`).
+CLI::Option *mark(CLI::Option *opt, Context &ctx, const char *key) {
+  opt->each([&ctx, key](const std::string &) { ctx.explicit_keys.push_back(key); });
+  return opt;
+}
+} // namespace
+
+void add_plan_flags(CLI::App &sub, Context &ctx) {
+  mark(sub.add_option("--compile-commands", ctx.cfg.compile_commands,
+                      "compile_commands.json or its folder [compile_commands]"),
+       ctx, "compile_commands");
+  mark(sub.add_option("--root", ctx.cfg.roots,
+                      "function the first plan starts from, repeatable [roots] "
+                      "(default: the functions with interval annotations)"),
+       ctx, "roots");
+  mark(sub.add_option("--depth", ctx.cfg.depth, "call-graph depth below the roots [depth]")
+           ->check(CLI::Range(0, 1000)),
+       ctx, "depth");
+}
+
+void add_analyze_flags(CLI::App &sub, Context &ctx) {
+  mark(sub.add_option("--label", ctx.cfg.label, "analyse only intervals with this label [label]"),
+       ctx, "label");
+  mark(sub.add_option("--bootstrap", ctx.cfg.bootstrap, "bootstrap resamples [bootstrap]")
+           ->check(CLI::Range(0, 100000)),
+       ctx, "bootstrap");
+  mark(sub.add_option("--seed", ctx.cfg.seed, "bootstrap seed [seed]"), ctx, "seed");
+  mark(sub.add_option("--min-intervals", ctx.cfg.min_intervals,
+                      "fewer intervals is an error [min_intervals]")
+           ->check(CLI::Range(1, 1000000000)),
+       ctx, "min_intervals");
+}
+
+void add_loop_flags(CLI::App &sub, Context &ctx) {
+  mark(sub.add_option("-k,--k", ctx.cfg.k, "top-k factors expanded per iteration [k]")
+           ->check(CLI::Range(1, 1000)),
+       ctx, "k");
+  mark(sub.add_option("--iterations", ctx.cfg.iterations, "iteration budget [iterations]")
+           ->check(CLI::Range(1, 1000)),
+       ctx, "iterations");
+  mark(sub.add_option("--build", ctx.cfg.build, "shell command that builds the program [build]"),
+       ctx, "build");
+  mark(sub.add_option("--workload", ctx.cfg.workload,
+                      "shell command that runs the workload [workload]"),
+       ctx, "workload");
+}
+
+} // namespace vprof::driver

@@ -1,0 +1,125 @@
+// Reading vprof.toml with toml++ into the driver's Config.
+#include "config.hpp"
+
+#include <toml++/toml.h>
+
+#include <set>
+#include <sstream>
+
+namespace vprof::driver {
+namespace fs = std::filesystem;
+
+const std::vector<ConfigKey> &config_keys() {
+  static const std::vector<ConfigKey> keys = {
+      {"compile_commands", "path of compile_commands.json (or its folder) for `vprof init`"},
+      {"roots", "functions the first plan starts from (default: those with interval annotations)"},
+      {"depth", "call-graph depth below the roots in the first plan (default 1)"},
+      {"k", "top-k factors whose functions are expanded each iteration (default 3)"},
+      {"iterations", "iteration budget of `vprof loop` (default 5)"},
+      {"build", "shell command that builds the program; CC/CXX point at the vprof wrappers"},
+      {"workload", "shell command that runs the workload; VPROF_TRACE_DIR is set"},
+      {"label", "analyse only intervals with this label (default: all, and each label apart)"},
+      {"bootstrap", "bootstrap resamples for the confidence intervals of shares (default 200)"},
+      {"seed", "random seed of the bootstrap (default 1)"},
+      {"min_intervals", "a run with fewer intervals is an error (default 30)"},
+  };
+  return keys;
+}
+
+fs::path Config::resolve(const fs::path &p) const {
+  if (p.empty() || p.is_absolute())
+    return p;
+  return (root / p).lexically_normal();
+}
+
+namespace {
+
+std::string where(const fs::path &file, const toml::node &n) {
+  std::ostringstream os;
+  os << file.string() << ":" << n.source().begin.line;
+  return os.str();
+}
+
+template <class T> T get(const fs::path &file, const toml::key &key, const toml::node &n, const char *type) {
+  if (auto v = n.value<T>())
+    return *v;
+  throw UsageError(where(file, n) + ": key '" + std::string(key.str()) + "' must be " + type);
+}
+
+int get_positive(const fs::path &file, const toml::key &key, const toml::node &n, int min) {
+  auto v = get<int64_t>(file, key, n, "an integer");
+  if (v < min || v > 1'000'000)
+    throw UsageError(where(file, n) + ": key '" + std::string(key.str()) + "' must be between " +
+                     std::to_string(min) + " and 1000000, not " + std::to_string(v));
+  return static_cast<int>(v);
+}
+
+} // namespace
+
+void load_config(const fs::path &file, Config &cfg) {
+  toml::table tbl;
+  try {
+    tbl = toml::parse_file(file.string());
+  } catch (const toml::parse_error &e) {
+    std::ostringstream os;
+    os << file.string() << ":" << e.source().begin.line << ":" << e.source().begin.column << ": "
+       << e.description();
+    throw UsageError(os.str());
+  }
+  cfg.config_file = fs::absolute(file);
+  cfg.root = cfg.config_file.parent_path();
+  std::set<std::string> known;
+  for (const auto &k : config_keys())
+    known.insert(k.name);
+  for (const auto &[key, node] : tbl) {
+    std::string name(key.str());
+    if (!known.count(name))
+      throw UsageError(where(file, node) + ": unknown key '" + name +
+                       "' (known: compile_commands, roots, depth, k, iterations, build, workload, "
+                       "label, bootstrap, seed, min_intervals)");
+    if (name == "compile_commands")
+      cfg.compile_commands = get<std::string>(file, key, node, "a string");
+    else if (name == "roots") {
+      const toml::array *arr = node.as_array();
+      if (!arr)
+        throw UsageError(where(file, node) + ": key 'roots' must be an array of strings");
+      cfg.roots.clear();
+      for (const auto &el : *arr) {
+        auto s = el.value<std::string>();
+        if (!s)
+          throw UsageError(where(file, el) + ": every entry of 'roots' must be a string");
+        cfg.roots.push_back(*s);
+      }
+    } else if (name == "depth")
+      cfg.depth = get_positive(file, key, node, 0);
+    else if (name == "k")
+      cfg.k = get_positive(file, key, node, 1);
+    else if (name == "iterations")
+      cfg.iterations = get_positive(file, key, node, 1);
+    else if (name == "build")
+      cfg.build = get<std::string>(file, key, node, "a string");
+    else if (name == "workload")
+      cfg.workload = get<std::string>(file, key, node, "a string");
+    else if (name == "label")
+      cfg.label = get<std::string>(file, key, node, "a string");
+    else if (name == "bootstrap")
+      cfg.bootstrap = get_positive(file, key, node, 0);
+    else if (name == "seed")
+      cfg.seed = static_cast<uint64_t>(get<int64_t>(file, key, node, "an integer"));
+    else if (name == "min_intervals")
+      cfg.min_intervals = get_positive(file, key, node, 1);
+  }
+}
+
+std::optional<fs::path> find_config(const std::optional<fs::path> &explicit_file) {
+  if (explicit_file) {
+    if (!fs::exists(*explicit_file))
+      throw UsageError(explicit_file->string() + ": no such configuration file");
+    return *explicit_file;
+  }
+  if (fs::exists("vprof.toml"))
+    return fs::path("vprof.toml");
+  return std::nullopt;
+}
+
+} // namespace vprof::driver

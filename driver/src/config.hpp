@@ -1,0 +1,63 @@
+// The driver's settings: vprof.toml keys, each of which a command-line flag can override.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace vprof::driver {
+
+// A user mistake in the configuration or on the command line (exit code 2).
+class UsageError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// A problem with the user's input data: missing workspace, unreadable compile database,
+// corrupt trace (exit code 3).
+class InputError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// Every key of vprof.toml. Relative paths are relative to the project root (the folder
+// holding vprof.toml, or the current directory without one).
+struct Config {
+  std::filesystem::path root;             // project root (absolute)
+  std::filesystem::path config_file;      // empty when none was read
+  std::filesystem::path compile_commands; // compile_commands.json (or its folder)
+  std::vector<std::string> roots;         // functions to start from; empty: annotated ones
+  int depth = 1;                          // call-graph depth of the first plan below roots
+  int k = 3;                              // top-k factors expanded per iteration
+  int iterations = 5;                     // iteration budget of `vprof loop`
+  std::string build;                      // shell command that builds the target
+  std::string workload;                   // shell command that runs the workload
+  std::string label;                      // analyse only intervals with this label
+  int bootstrap = 200;                    // bootstrap resamples for share intervals
+  std::uint64_t seed = 1;                 // bootstrap seed
+  int min_intervals = 30;                 // fewer intervals in a run is an error
+
+  std::filesystem::path workspace_dir() const { return root / ".vprof"; }
+  std::filesystem::path database() const { return workspace_dir() / "vprof.db"; }
+  std::filesystem::path traces_dir() const { return workspace_dir() / "traces"; }
+  std::filesystem::path resolve(const std::filesystem::path &p) const;
+};
+
+// The names of the keys, with their help text, for `vprof config --help` and the docs.
+struct ConfigKey {
+  const char *name;
+  const char *help;
+};
+const std::vector<ConfigKey> &config_keys();
+
+// Reads `file` (TOML) into `cfg`. Unknown keys and wrong types are errors naming the
+// file, line and key. Throws UsageError.
+void load_config(const std::filesystem::path &file, Config &cfg);
+
+// Finds vprof.toml: `explicit_file` if given, else ./vprof.toml, else nothing.
+std::optional<std::filesystem::path> find_config(const std::optional<std::filesystem::path> &explicit_file);
+
+} // namespace vprof::driver
