@@ -1,0 +1,83 @@
+"""The vprof driver's command line: help, configuration errors, exit codes, `vprof run`."""
+import subprocess
+
+import pytest
+
+
+@pytest.fixture(scope="module")
+def vprof(build_dir):
+    exe = build_dir / "driver" / "vprof"
+    assert exe.exists(), f"{exe} not built"
+    return exe
+
+
+def call(vprof, *args, cwd):
+    return subprocess.run([str(vprof), *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+
+
+def test_help_lists_every_subcommand(vprof, tmp_path):
+    r = call(vprof, "--help", cwd=tmp_path)
+    assert r.returncode == 0
+    for name in ("run", "config", "clean"):
+        assert f"\n  {name} " in r.stdout
+    assert "Exit codes" in r.stdout
+
+
+def test_missing_subcommand_is_usage_error(vprof, tmp_path):
+    assert call(vprof, cwd=tmp_path).returncode == 2
+
+
+def test_flags_override_config_file(vprof, tmp_path):
+    (tmp_path / "vprof.toml").write_text('depth = 4\nk = 2\nroots = ["main"]\n')
+    r = call(vprof, "config", "--k", "5", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    assert "\ndepth = 4\n" in r.stdout
+    assert "\nk = 5\n" in r.stdout
+    assert '\nroots = ["main"]\n' in r.stdout
+
+
+@pytest.mark.parametrize(
+    "text, message",
+    [
+        ('depth = "deep"\n', "vprof.toml:1: key 'depth' must be an integer"),
+        ("dpth = 2\n", "vprof.toml:1: unknown key 'dpth'"),
+        ("k = 0\n", "vprof.toml:1: key 'k' must be between 1 and"),
+        ("roots = [1]\n", "every entry of 'roots' must be a string"),
+        ("depth = \n", "vprof.toml:1:"),
+    ],
+)
+def test_bad_config_names_file_line_and_key(vprof, tmp_path, text, message):
+    (tmp_path / "vprof.toml").write_text(text)
+    r = call(vprof, "config", cwd=tmp_path)
+    assert r.returncode == 2
+    assert message in r.stderr
+
+
+def test_explicit_missing_config_file(vprof, tmp_path):
+    r = call(vprof, "--config", "nope.toml", "config", cwd=tmp_path)
+    assert r.returncode == 2
+    assert "nope.toml: no such configuration file" in r.stderr
+
+
+def test_run_passes_exit_code_and_sets_trace_dir(vprof, tmp_path):
+    r = call(vprof, "run", "--", "sh", "-c", 'echo "$VPROF_TRACE_DIR"; exit 7', cwd=tmp_path)
+    assert r.returncode == 7
+    assert r.stdout.strip() == str(tmp_path / ".vprof" / "traces" / "manual")
+    assert "exit code 7" in r.stderr
+
+
+def test_run_missing_program(vprof, tmp_path):
+    r = call(vprof, "run", "--", "./no-such-program", cwd=tmp_path)
+    assert r.returncode == 1
+    assert "no-such-program: cannot run: No such file or directory" in r.stderr
+
+
+def test_clean_removes_traces_only(vprof, tmp_path):
+    traces = tmp_path / ".vprof" / "traces" / "manual"
+    traces.mkdir(parents=True)
+    (tmp_path / ".vprof" / "vprof.db").write_text("")
+    assert call(vprof, "clean", cwd=tmp_path).returncode == 0
+    assert not traces.exists()
+    assert (tmp_path / ".vprof" / "vprof.db").exists()
+    assert call(vprof, "clean", "--all", cwd=tmp_path).returncode == 0
+    assert not (tmp_path / ".vprof").exists()
