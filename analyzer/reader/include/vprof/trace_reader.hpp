@@ -1,0 +1,159 @@
+// The trace reader: opens a vprof trace directory, validates every stream against
+// runtime/include/vprof/trace_format.h and exposes the records in place (mmap, no copy).
+// This is the analyzer's entry point and the base of vprof-dump.
+#pragma once
+
+#include <vprof/trace_format.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace vprof::trace {
+
+// A corrupt or unreadable trace: which file, at which byte offset, and what is wrong.
+// what() reads "<file>: offset <n>: <problem>".
+class TraceError : public std::runtime_error {
+public:
+  TraceError(std::filesystem::path file, std::uint64_t offset, std::string problem);
+  const std::filesystem::path &file() const { return file_; }
+  std::uint64_t offset() const { return offset_; }
+  const std::string &problem() const { return problem_; }
+
+private:
+  std::filesystem::path file_;
+  std::uint64_t offset_;
+  std::string problem_;
+};
+
+// The name of a record kind ("ENTER", "LOCK_WAIT" …), or nullptr for a kind the format
+// does not define (0 included).
+const char *kind_name(unsigned kind);
+inline bool kind_known(unsigned kind) { return kind_name(kind) != nullptr; }
+
+// The decoded stream header.
+struct StreamInfo {
+  std::filesystem::path path;
+  std::uint32_t pid = 0, tid = 0, ppid = 0, stream_seq = 0;
+  std::uint32_t clock_kind = 0;
+  std::uint64_t ticks_per_second = 0;
+  std::uint64_t base_ticks = 0;
+  std::uint64_t base_monotonic_ns = 0;
+  std::uint64_t base_realtime_ns = 0;
+  std::uint64_t features = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t capacity_records = 0;
+  std::uint32_t flags = 0;
+  std::string thread_name;
+};
+
+// One per-thread stream file, mapped read-only. Opening validates the header (magic,
+// version, header and record sizes, clock kind and frequency, capacity against the file
+// size) and every record up to the end of the stream, which is the first record whose
+// kind is 0 (or the capacity); a record with an unknown kind is an error. After a
+// successful open, records() may be iterated without further checks.
+// Cost: one sequential pass over the mapped records at open.
+class Stream {
+public:
+  explicit Stream(const std::filesystem::path &file); // throws TraceError
+  ~Stream();
+  Stream(Stream &&other) noexcept;
+  Stream &operator=(Stream &&) = delete;
+  Stream(const Stream &) = delete;
+
+  const StreamInfo &info() const { return info_; }
+  // The finished records, in file order, pointing into the mapping.
+  std::span<const vprof_record> records() const { return {records_, count_}; }
+  // Byte offset of record i in the file.
+  static std::uint64_t offset_of(std::size_t i) {
+    return VPROF_STREAM_HEADER_SIZE + static_cast<std::uint64_t>(i) * VPROF_RECORD_SIZE;
+  }
+  // Ticks since this stream's base_ticks: (ticks - base_ticks) mod 2^56.
+  std::uint64_t relative_ticks(const vprof_record &r) const {
+    return (vprof_record_ticks(&r) - info_.base_ticks) & VPROF_TICKS_MASK;
+  }
+
+private:
+  StreamInfo info_;
+  void *map_ = nullptr;
+  std::size_t map_size_ = 0;
+  const vprof_record *records_ = nullptr;
+  std::size_t count_ = 0;
+};
+
+// A shared mapping from <pid>.maps (perms with 's'): the address range and the
+// (device, inode, file offset) it shows, so an address becomes a cross-process key.
+struct SharedMapping {
+  std::uint64_t start = 0, end = 0, file_offset = 0;
+  std::uint64_t dev = 0, inode = 0;
+};
+
+// Everything known about one process of the run.
+struct ProcessInfo {
+  std::uint32_t pid = 0, ppid = 0;
+  std::uint32_t clock_kind = 0;
+  std::uint64_t ticks_per_second = 0;
+  std::uint64_t base_ticks = 0;
+  std::uint64_t base_realtime_ns = 0;
+  std::uint64_t dropped = 0;            // sum over its streams
+  std::map<std::uint32_t, std::string> labels; // <pid>.labels
+  std::vector<SharedMapping> shared;    // sorted by start, from <pid>.maps
+  std::vector<std::size_t> streams;     // indices into Trace::streams(), by stream_seq
+
+  // The (dev, inode, offset) of an address in a shared mapping, or false.
+  bool shared_key(std::uint64_t addr, std::uint64_t &dev, std::uint64_t &inode,
+                  std::uint64_t &offset) const;
+};
+
+struct OpenOptions {
+  // Skip streams that fail validation (reported in Trace::skipped()) instead of throwing.
+  bool skip_bad_streams = false;
+};
+
+// A trace directory: every <pid>.<seq>.vpt stream plus <pid>.labels and <pid>.maps.
+class Trace {
+public:
+  // Opens and validates every stream (throws TraceError; an empty or missing directory
+  // is an error too). Streams are ordered by (pid, stream_seq).
+  static Trace open(const std::filesystem::path &dir, const OpenOptions &opt = {});
+
+  const std::filesystem::path &dir() const { return dir_; }
+  const std::vector<Stream> &streams() const { return streams_; }
+  const std::vector<ProcessInfo> &processes() const { return processes_; }
+  const ProcessInfo *process(std::uint32_t pid) const;
+  const std::vector<std::string> &skipped() const { return skipped_; }
+
+  // The run's clock: all processes share one clock (TSC or CLOCK_MONOTONIC); time 0 is
+  // the smallest base_ticks of any process. ticks_per_second is that of the earliest
+  // process (TSC calibrations of one machine differ by a few ppm).
+  std::uint64_t run_base_ticks() const { return run_base_; }
+  double ticks_per_second() const { return hz_; }
+  // Ticks of record r of stream s since the run's start (never negative).
+  std::uint64_t run_ticks(const Stream &s, const vprof_record &r) const {
+    return (s.info().base_ticks - run_base_) + s.relative_ticks(r);
+  }
+  double ticks_to_ns(double ticks) const { return ticks * 1e9 / hz_; }
+
+private:
+  std::filesystem::path dir_;
+  std::vector<Stream> streams_;
+  std::vector<ProcessInfo> processes_;
+  std::vector<std::string> skipped_;
+  std::uint64_t run_base_ = 0;
+  double hz_ = 1e9;
+};
+
+// Parses the text of a <pid>.labels file ("<id>\t<text>\n" lines); throws TraceError
+// naming `file` and the byte offset of a malformed line.
+std::map<std::uint32_t, std::string> parse_labels(const std::string &text,
+                                                  const std::filesystem::path &file);
+// Parses /proc/<pid>/maps text, keeping shared mappings with a non-zero inode.
+std::vector<SharedMapping> parse_maps(const std::string &text, const std::filesystem::path &file);
+
+} // namespace vprof::trace

@@ -1,0 +1,337 @@
+// Implementation of the trace reader: stream validation over a read-only mapping,
+// trace-directory discovery, and the .labels / .maps side files.
+#include "vprof/trace_reader.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace vprof::trace {
+
+TraceError::TraceError(std::filesystem::path file, std::uint64_t offset, std::string problem)
+    : std::runtime_error(file.string() + ": offset " + std::to_string(offset) + ": " + problem),
+      file_(std::move(file)), offset_(offset), problem_(std::move(problem)) {}
+
+const char *kind_name(unsigned kind) {
+  switch (kind) {
+  case VPROF_REC_ENTER: return "ENTER";
+  case VPROF_REC_EXIT: return "EXIT";
+  case VPROF_REC_INTERVAL_BEGIN: return "INTERVAL_BEGIN";
+  case VPROF_REC_INTERVAL_END: return "INTERVAL_END";
+  case VPROF_REC_ATTACH: return "ATTACH";
+  case VPROF_REC_DETACH: return "DETACH";
+  case VPROF_REC_LABEL: return "LABEL";
+  case VPROF_REC_LOCK_WAIT: return "LOCK_WAIT";
+  case VPROF_REC_LOCK_ACQUIRE: return "LOCK_ACQUIRE";
+  case VPROF_REC_LOCK_RELEASE: return "LOCK_RELEASE";
+  case VPROF_REC_RWLOCK_WAIT_RD: return "RWLOCK_WAIT_RD";
+  case VPROF_REC_RWLOCK_WAIT_WR: return "RWLOCK_WAIT_WR";
+  case VPROF_REC_RWLOCK_ACQUIRE_RD: return "RWLOCK_ACQUIRE_RD";
+  case VPROF_REC_RWLOCK_ACQUIRE_WR: return "RWLOCK_ACQUIRE_WR";
+  case VPROF_REC_RWLOCK_RELEASE: return "RWLOCK_RELEASE";
+  case VPROF_REC_COND_WAIT_BEGIN: return "COND_WAIT_BEGIN";
+  case VPROF_REC_COND_WAIT_END: return "COND_WAIT_END";
+  case VPROF_REC_COND_WAIT_TIMEOUT: return "COND_WAIT_TIMEOUT";
+  case VPROF_REC_COND_SIGNAL: return "COND_SIGNAL";
+  case VPROF_REC_COND_BROADCAST: return "COND_BROADCAST";
+  case VPROF_REC_SEM_WAIT: return "SEM_WAIT";
+  case VPROF_REC_SEM_ACQUIRE: return "SEM_ACQUIRE";
+  case VPROF_REC_SEM_POST: return "SEM_POST";
+  case VPROF_REC_HANDOFF_SEND: return "HANDOFF_SEND";
+  case VPROF_REC_HANDOFF_RECV: return "HANDOFF_RECV";
+  case VPROF_REC_WAIT_BEGIN: return "WAIT_BEGIN";
+  case VPROF_REC_WAIT_END: return "WAIT_END";
+  case VPROF_REC_WAKE: return "WAKE";
+  default: return nullptr;
+  }
+}
+
+namespace {
+
+std::string read_text(const std::filesystem::path &file) {
+  std::ifstream in(file, std::ios::binary);
+  if (!in)
+    throw TraceError(file, 0, std::string("cannot read: ") + std::strerror(errno));
+  std::ostringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+template <class T> bool parse_num(std::string_view s, T &out, int base = 10) {
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out, base);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size() && !s.empty();
+}
+
+} // namespace
+
+Stream::Stream(const std::filesystem::path &file) {
+  info_.path = file;
+  int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    throw TraceError(file, 0, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st{};
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    throw TraceError(file, 0, std::string("cannot stat: ") + std::strerror(e));
+  }
+  auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size < VPROF_STREAM_HEADER_SIZE) {
+    ::close(fd);
+    throw TraceError(file, size, "truncated header: file has " + std::to_string(size) +
+                                     " bytes, a stream header needs " +
+                                     std::to_string(VPROF_STREAM_HEADER_SIZE));
+  }
+  void *m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int e = errno;
+  ::close(fd);
+  if (m == MAP_FAILED)
+    throw TraceError(file, 0, std::string("cannot map: ") + std::strerror(e));
+  map_ = m;
+  map_size_ = size;
+  auto fail = [&](std::uint64_t off, std::string what) {
+    ::munmap(map_, map_size_);
+    map_ = nullptr;
+    throw TraceError(file, off, std::move(what));
+  };
+  vprof_stream_header h;
+  std::memcpy(&h, m, sizeof h);
+  if (std::memcmp(h.magic, VPROF_TRACE_MAGIC, VPROF_TRACE_MAGIC_SIZE) != 0)
+    fail(0, "bad magic (not a vprof trace stream)");
+  if (h.version != VPROF_TRACE_VERSION)
+    fail(8, "unsupported version " + std::to_string(h.version) + " (this reader knows " +
+                std::to_string(VPROF_TRACE_VERSION) + ")");
+  if (h.header_size != VPROF_STREAM_HEADER_SIZE)
+    fail(12, "header_size " + std::to_string(h.header_size) + ", expected 256");
+  if (h.record_size != VPROF_RECORD_SIZE)
+    fail(16, "record_size " + std::to_string(h.record_size) + ", expected 16");
+  if (h.clock_kind != VPROF_CLOCK_TSC && h.clock_kind != VPROF_CLOCK_MONOTONIC)
+    fail(20, "unknown clock_kind " + std::to_string(h.clock_kind));
+  if (h.ticks_per_second == 0)
+    fail(24, "ticks_per_second is 0");
+  std::uint64_t room = (size - VPROF_STREAM_HEADER_SIZE) / VPROF_RECORD_SIZE;
+  if (h.capacity_records > room)
+    fail(88, "capacity_records " + std::to_string(h.capacity_records) +
+                 " reaches beyond the end of the file (room for " + std::to_string(room) + ")");
+  info_.pid = h.pid;
+  info_.tid = h.tid;
+  info_.ppid = h.ppid;
+  info_.stream_seq = h.stream_seq;
+  info_.clock_kind = h.clock_kind;
+  info_.ticks_per_second = h.ticks_per_second;
+  info_.base_ticks = h.base_ticks;
+  info_.base_monotonic_ns = h.base_monotonic_ns;
+  info_.base_realtime_ns = h.base_realtime_ns;
+  info_.features = h.features;
+  info_.dropped = h.dropped;
+  info_.capacity_records = h.capacity_records;
+  info_.flags = h.flags;
+  info_.thread_name.assign(h.thread_name, strnlen(h.thread_name, sizeof h.thread_name));
+
+  records_ = reinterpret_cast<const vprof_record *>(static_cast<const char *>(m) +
+                                                     VPROF_STREAM_HEADER_SIZE);
+  std::size_t n = static_cast<std::size_t>(h.capacity_records);
+  std::size_t i = 0;
+  for (; i < n; ++i) {
+    unsigned k = vprof_record_kind_of(&records_[i]);
+    if (k == VPROF_REC_NONE)
+      break;
+    if (!kind_known(k))
+      fail(offset_of(i), "record with unknown kind " + std::to_string(k));
+  }
+  count_ = i;
+  ::madvise(m, size, MADV_SEQUENTIAL);
+}
+
+Stream::~Stream() {
+  if (map_)
+    ::munmap(map_, map_size_);
+}
+
+Stream::Stream(Stream &&o) noexcept
+    : info_(std::move(o.info_)), map_(o.map_), map_size_(o.map_size_), records_(o.records_),
+      count_(o.count_) {
+  o.map_ = nullptr;
+  o.records_ = nullptr;
+  o.count_ = 0;
+}
+
+bool ProcessInfo::shared_key(std::uint64_t addr, std::uint64_t &dev, std::uint64_t &ino,
+                             std::uint64_t &off) const {
+  auto it = std::upper_bound(shared.begin(), shared.end(), addr,
+                             [](std::uint64_t a, const SharedMapping &m) { return a < m.start; });
+  if (it == shared.begin())
+    return false;
+  --it;
+  if (addr >= it->end)
+    return false;
+  dev = it->dev;
+  ino = it->inode;
+  off = it->file_offset + (addr - it->start);
+  return true;
+}
+
+std::map<std::uint32_t, std::string> parse_labels(const std::string &text,
+                                                  const std::filesystem::path &file) {
+  std::map<std::uint32_t, std::string> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    std::size_t end = nl == std::string::npos ? text.size() : nl;
+    std::string_view line(text.data() + pos, end - pos);
+    if (!line.empty()) {
+      std::size_t tab = line.find('\t');
+      std::uint32_t id = 0;
+      if (tab == std::string_view::npos || !parse_num(line.substr(0, tab), id))
+        throw TraceError(file, pos, "malformed label line (expected <id>\\t<text>)");
+      out[id] = std::string(line.substr(tab + 1));
+    }
+    pos = end + 1;
+  }
+  return out;
+}
+
+std::vector<SharedMapping> parse_maps(const std::string &text, const std::filesystem::path &file) {
+  std::vector<SharedMapping> out;
+  std::size_t pos = 0;
+  while (pos < text.size()) {
+    std::size_t nl = text.find('\n', pos);
+    std::size_t end = nl == std::string::npos ? text.size() : nl;
+    std::string line(text.data() + pos, end - pos);
+    std::size_t line_off = pos;
+    pos = end + 1;
+    if (line.empty())
+      continue;
+    std::istringstream ls(line);
+    std::string range, perms, offset, dev, inode;
+    if (!(ls >> range >> perms >> offset >> dev >> inode))
+      throw TraceError(file, line_off, "malformed maps line");
+    SharedMapping m;
+    std::size_t dash = range.find('-');
+    std::size_t colon = dev.find(':');
+    std::uint64_t major = 0, minor = 0;
+    if (dash == std::string::npos || colon == std::string::npos ||
+        !parse_num(std::string_view(range).substr(0, dash), m.start, 16) ||
+        !parse_num(std::string_view(range).substr(dash + 1), m.end, 16) ||
+        !parse_num(std::string_view(offset), m.file_offset, 16) ||
+        !parse_num(std::string_view(dev).substr(0, colon), major, 16) ||
+        !parse_num(std::string_view(dev).substr(colon + 1), minor, 16) ||
+        !parse_num(std::string_view(inode), m.inode) || perms.size() < 4 || m.end < m.start)
+      throw TraceError(file, line_off, "malformed maps line");
+    m.dev = (major << 32) | minor;
+    if (perms[3] == 's' && m.inode != 0)
+      out.push_back(m);
+  }
+  std::sort(out.begin(), out.end(),
+            [](const SharedMapping &a, const SharedMapping &b) { return a.start < b.start; });
+  // The runtime rewrites the maps file at thread starts and at exit; a file holding
+  // several snapshots repeats ranges: keep one of each.
+  out.erase(std::unique(out.begin(), out.end(),
+                        [](const SharedMapping &a, const SharedMapping &b) {
+                          return a.start == b.start && a.end == b.end;
+                        }),
+            out.end());
+  return out;
+}
+
+const ProcessInfo *Trace::process(std::uint32_t pid) const {
+  for (const auto &p : processes_)
+    if (p.pid == pid)
+      return &p;
+  return nullptr;
+}
+
+Trace Trace::open(const std::filesystem::path &dir, const OpenOptions &opt) {
+  Trace t;
+  t.dir_ = dir;
+  std::error_code ec;
+  if (!std::filesystem::is_directory(dir, ec))
+    throw TraceError(dir, 0, "not a trace directory");
+  struct Name {
+    std::uint32_t pid, seq;
+    std::filesystem::path path;
+  };
+  std::vector<Name> names;
+  for (const auto &ent : std::filesystem::directory_iterator(dir, ec)) {
+    std::string fn = ent.path().filename().string();
+    if (fn.size() < 5 || fn.substr(fn.size() - 4) != ".vpt")
+      continue;
+    std::string stem = fn.substr(0, fn.size() - 4);
+    std::size_t dot = stem.find('.');
+    Name n{};
+    if (dot == std::string::npos || !parse_num(std::string_view(stem).substr(0, dot), n.pid) ||
+        !parse_num(std::string_view(stem).substr(dot + 1), n.seq))
+      continue;
+    n.path = ent.path();
+    names.push_back(std::move(n));
+  }
+  if (ec)
+    throw TraceError(dir, 0, "cannot list directory: " + ec.message());
+  if (names.empty())
+    throw TraceError(dir, 0, "no <pid>.<seq>.vpt streams in this directory");
+  std::sort(names.begin(), names.end(), [](const Name &a, const Name &b) {
+    return a.pid != b.pid ? a.pid < b.pid : a.seq < b.seq;
+  });
+  for (const auto &n : names) {
+    try {
+      t.streams_.emplace_back(n.path);
+    } catch (const TraceError &e) {
+      if (!opt.skip_bad_streams)
+        throw;
+      t.skipped_.push_back(e.what());
+    }
+  }
+  if (t.streams_.empty())
+    throw TraceError(dir, 0, "no valid stream in this directory");
+  for (std::size_t i = 0; i < t.streams_.size(); ++i) {
+    const StreamInfo &si = t.streams_[i].info();
+    ProcessInfo *p = nullptr;
+    for (auto &q : t.processes_)
+      if (q.pid == si.pid)
+        p = &q;
+    if (!p) {
+      t.processes_.emplace_back();
+      p = &t.processes_.back();
+      p->pid = si.pid;
+      p->ppid = si.ppid;
+      p->clock_kind = si.clock_kind;
+      p->ticks_per_second = si.ticks_per_second;
+      p->base_ticks = si.base_ticks;
+      p->base_realtime_ns = si.base_realtime_ns;
+    } else if (si.base_ticks != p->base_ticks || si.clock_kind != p->clock_kind) {
+      throw TraceError(si.path, 32, "base_ticks/clock_kind differ from the other streams of pid " +
+                                        std::to_string(si.pid));
+    }
+    p->dropped += si.dropped;
+    p->streams.push_back(i);
+  }
+  for (auto &p : t.processes_) {
+    auto labels = dir / (std::to_string(p.pid) + ".labels");
+    if (std::filesystem::exists(labels, ec))
+      p.labels = parse_labels(read_text(labels), labels);
+    auto maps = dir / (std::to_string(p.pid) + ".maps");
+    if (std::filesystem::exists(maps, ec))
+      p.shared = parse_maps(read_text(maps), maps);
+  }
+  const ProcessInfo *first = &t.processes_.front();
+  for (const auto &p : t.processes_) {
+    if (p.clock_kind != first->clock_kind)
+      throw TraceError(t.streams_[p.streams.front()].info().path, 20,
+                       "clock_kind differs between processes of one run");
+    if (p.base_ticks < first->base_ticks)
+      first = &p;
+  }
+  t.run_base_ = first->base_ticks;
+  t.hz_ = static_cast<double>(first->ticks_per_second);
+  return t;
+}
+
+} // namespace vprof::trace

@@ -1,0 +1,111 @@
+// Test-only trace builder: writes trace directories byte for byte in the format of
+// runtime/include/vprof/trace_format.h with exact, injected timestamps (used until and
+// beside the runtime's own writer) so analyzer tests know every decomposition exactly.
+#pragma once
+
+#include <vprof/trace_format.h>
+
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace vprof::testing {
+
+class TraceBuilder {
+public:
+  struct Thread {
+    std::uint32_t tid = 0;
+    std::vector<vprof_record> recs;
+    std::uint64_t base = 0;
+    // ticks are relative to the process base (the builder adds base_ticks).
+    Thread &emit(unsigned kind, std::uint64_t arg, std::uint64_t ticks) {
+      vprof_record r;
+      r.head = vprof_record_head(kind, base + ticks);
+      r.arg = arg;
+      recs.push_back(r);
+      return *this;
+    }
+    // depth defaults to the stack depth implied by nesting (larger = deeper).
+    Thread &enter(std::uint32_t site, std::uint64_t t, std::uint32_t depth) {
+      return emit(VPROF_REC_ENTER, site | (std::uint64_t(depth) << 32), t);
+    }
+    Thread &exit(std::uint32_t site, std::uint64_t t, std::uint32_t depth) {
+      return emit(VPROF_REC_EXIT, site | (std::uint64_t(depth) << 32), t);
+    }
+  };
+
+  TraceBuilder(std::uint32_t pid, std::uint64_t base_ticks = 1000000,
+               std::uint64_t hz = 1000000000ull, std::uint32_t clock = VPROF_CLOCK_MONOTONIC)
+      : pid_(pid), base_(base_ticks), hz_(hz), clock_(clock) {}
+
+  Thread &thread(std::uint32_t tid) {
+    for (auto &t : threads_)
+      if (t.tid == tid)
+        return t;
+    threads_.push_back(Thread{tid, {}, base_});
+    return threads_.back();
+  }
+  void label(std::uint32_t id, const std::string &text) { labels_[id] = text; }
+  void maps(const std::string &text) { maps_ = text; }
+
+  // Writes <pid>.<seq>.vpt for every thread (capacity = records + spare zero slots),
+  // plus .labels and .maps when given. Returns the stream paths.
+  std::vector<std::filesystem::path> write(const std::filesystem::path &dir,
+                                           std::uint64_t spare = 4) const {
+    std::filesystem::create_directories(dir);
+    std::vector<std::filesystem::path> out;
+    std::uint32_t seq = 0;
+    for (const auto &t : threads_) {
+      vprof_stream_header h;
+      std::memset(&h, 0, sizeof h);
+      std::memcpy(h.magic, VPROF_TRACE_MAGIC, VPROF_TRACE_MAGIC_SIZE);
+      h.version = VPROF_TRACE_VERSION;
+      h.header_size = VPROF_STREAM_HEADER_SIZE;
+      h.record_size = VPROF_RECORD_SIZE;
+      h.clock_kind = clock_;
+      h.ticks_per_second = hz_;
+      h.base_ticks = base_;
+      h.pid = pid_;
+      h.tid = t.tid;
+      h.stream_seq = seq;
+      h.capacity_records = t.recs.size() + spare;
+      std::snprintf(h.thread_name, sizeof h.thread_name, "t%u", t.tid);
+      auto path = dir / (std::to_string(pid_) + "." + std::to_string(seq) + ".vpt");
+      std::ofstream f(path, std::ios::binary | std::ios::trunc);
+      f.write(reinterpret_cast<const char *>(&h), sizeof h);
+      f.write(reinterpret_cast<const char *>(t.recs.data()),
+              static_cast<std::streamsize>(t.recs.size() * sizeof(vprof_record)));
+      std::vector<char> zeros(spare * sizeof(vprof_record), 0);
+      f.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+      if (!f)
+        throw std::runtime_error("cannot write " + path.string());
+      out.push_back(path);
+      ++seq;
+    }
+    if (!labels_.empty()) {
+      std::ofstream f(dir / (std::to_string(pid_) + ".labels"));
+      for (const auto &[id, text] : labels_)
+        f << id << '\t' << text << '\n';
+    }
+    if (!maps_.empty()) {
+      std::ofstream f(dir / (std::to_string(pid_) + ".maps"));
+      f << maps_;
+    }
+    return out;
+  }
+
+private:
+  std::uint32_t pid_;
+  std::uint64_t base_, hz_;
+  std::uint32_t clock_;
+  std::vector<Thread> threads_;
+  std::map<std::uint32_t, std::string> labels_;
+  std::string maps_;
+};
+
+} // namespace vprof::testing
