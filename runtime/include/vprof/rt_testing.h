@@ -1,0 +1,46 @@
+/* vprof runtime testing hooks: write records with injected timestamps through the real
+ * writer of libvprof_rt, close streams, steer where they go. For tests and tools that
+ * build exact timelines (writer -> reader round trips); not for profiled programs.
+ * C99 and C++17 clean. */
+#ifndef VPROF_RT_TESTING_H
+#define VPROF_RT_TESTING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Appends one record of `kind` (enum vprof_record_kind, non-zero) with `arg` and the
+ * timestamp `ticks` (full clock value; only its low 56 bits are stored) to the calling
+ * thread's stream, through the same window, chunk growth and drop accounting as the
+ * probes. Opens the thread's stream on first use. Does nothing while tracing is off. */
+void vprof_rt_emit_at(unsigned kind, uint64_t arg, uint64_t ticks);
+
+/* Finishes the calling thread's stream as thread exit does (sets VPROF_STREAM_CLOSED,
+ * unmaps it); the thread's next record opens a new stream with the next stream_seq.
+ * If `path` is non-NULL, the closed stream's file name is written there (at most `n`
+ * bytes, NUL-terminated). Returns 0, or -1 if the thread had no open stream. */
+int vprof_rt_close_thread_stream(char *path, size_t n);
+
+/* Sends streams opened from now on to `dir` (created if missing) and turns tracing on
+ * if it was off only because the directory was unusable (not if VPROF_DISABLE=1).
+ * Call it while no other thread opens a stream. Returns 0, or -1 (tracing unchanged). */
+int vprof_rt_set_trace_dir(const char *dir);
+
+/* Sets the chunk size and per-stream size limit (bytes; 0 = unlimited) of streams
+ * opened from now on; chunk_bytes is rounded up to whole pages. */
+void vprof_rt_set_stream_limits(uint64_t chunk_bytes, uint64_t max_bytes);
+
+/* Clock of this process's streams: base_ticks and ticks_per_second of their headers. */
+void vprof_rt_clock(uint64_t *base_ticks, uint64_t *ticks_per_second);
+
+/* 1 if tracing is on in this process, 0 otherwise. */
+int vprof_rt_enabled(void);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* VPROF_RT_TESTING_H */

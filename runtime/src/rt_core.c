@@ -1,0 +1,638 @@
+/* libvprof_rt core: start-up, the trace clock, per-thread streams written through
+ * MAP_SHARED windows, labels, the maps copy, fork/thread-exit/process-exit handling, the
+ * annotation C ABI of <vprof/vprof.h> and the testing hooks of <vprof/rt_testing.h>. */
+#define _GNU_SOURCE
+#include "rt_internal.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <vprof/rt_testing.h>
+#include <vprof/vprof.h>
+
+/* The per-thread write window the inline probes use (declared in probe.h). */
+__thread vprof_thread_window vprof_window_ VPROF_TLS_MODEL_ = {0, 0};
+
+/* Streams whose header stays mapped so process exit can close them and rewrite the
+ * refined clock frequency. Streams past this many in one process are not touched at
+ * exit (their thread-exit close still happens). */
+#define VPROF_MAX_STREAMS 65536
+
+enum thread_state {
+  TS_NONE = 0, /* no stream yet: the next record opens one */
+  TS_OPEN,     /* window points into the current chunk */
+  TS_DROPPING, /* size limit reached (or growth failed): records are counted only */
+  TS_CLOSED,   /* thread exited: late records are counted as dropped */
+  TS_FAILED    /* the stream could not be created: this thread records nothing */
+};
+
+typedef struct rt_thread {
+  vprof_stream_header *hdr; /* header page, mapped until process exit */
+  char *chunk;              /* current chunk mapping */
+  const char *dir;          /* directory of this stream (never freed) */
+  uint64_t chunk_index;     /* file offset of `chunk` / chunk_bytes */
+  uint64_t chunk_bytes;
+  uint64_t max_chunks; /* 0 = unlimited */
+  uint32_t seq;
+  unsigned char state;
+  unsigned char busy; /* inside the slow path: nested records are ignored */
+} rt_thread;
+
+static __thread rt_thread t_rt VPROF_TLS_MODEL_;
+
+int vprof_rt_sync_on_;
+
+static struct {
+  int state;
+  vprof_options opt;
+  const char *dir;
+  uint64_t chunk_bytes;
+  uint64_t max_bytes;
+  size_t page;
+  uint32_t clock_kind;
+  uint64_t hz;
+  uint64_t base_ticks, base_mono, base_real;
+  uint64_t calib_ns;
+  pid_t pid;
+  uint32_t next_seq;
+  uint64_t next_interval;
+  uint32_t next_label;
+  int fork_child_pending;
+  pthread_key_t key;
+  int key_ok;
+} g;
+
+static vprof_stream_header *g_streams[VPROF_MAX_STREAMS];
+
+/* ---------------------------------------------------------------- diagnostics */
+
+void vprof_rt_log_(const char *fmt, ...) {
+  char buf[512];
+  va_list ap;
+  int n, saved = errno;
+  if (!g.opt.VERBOSE)
+    return;
+  n = snprintf(buf, sizeof buf, "vprof[%d]: ", (int)getpid());
+  va_start(ap, fmt);
+  n += vsnprintf(buf + n, sizeof buf - (size_t)n - 1, fmt, ap);
+  va_end(ap);
+  if (n > (int)sizeof buf - 2)
+    n = (int)sizeof buf - 2;
+  buf[n++] = '\n';
+  if (write(2, buf, (size_t)n) < 0) { /* nothing to do: diagnostics are best effort */
+  }
+  errno = saved;
+}
+
+/* ---------------------------------------------------------------- clock */
+
+static uint64_t mono_ns(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Takes the process's clock base and, for the TSC, measures its frequency against
+ * CLOCK_MONOTONIC for opt.CALIBRATE_US (a busy wait: a TSC read is only meaningful
+ * with the monotonic reads right around it). */
+static void clock_start(void) {
+#if defined(__x86_64__)
+  uint64_t m0, m1, t0, t1, span;
+  g.clock_kind = VPROF_CLOCK_TSC;
+  m0 = mono_ns(CLOCK_MONOTONIC);
+  t0 = vprof_clock_();
+  g.base_real = mono_ns(CLOCK_REALTIME);
+  g.base_ticks = t0;
+  g.base_mono = m0;
+  span = g.opt.CALIBRATE_US * 1000ull;
+  if (span < 100000)
+    span = 100000; /* below 0.1 ms the estimate is too coarse */
+  do {
+    t1 = vprof_clock_();
+    m1 = mono_ns(CLOCK_MONOTONIC);
+  } while (m1 - m0 < span);
+  g.calib_ns = m1 - m0;
+  g.hz = (uint64_t)((double)(t1 - t0) * 1e9 / (double)(m1 - m0) + 0.5);
+#elif defined(__aarch64__)
+  uint64_t f;
+  __asm__ __volatile__("mrs %0, cntfrq_el0" : "=r"(f));
+  g.clock_kind = VPROF_CLOCK_TSC; /* a constant-rate counter; frequency is exact */
+  g.hz = f;
+  g.base_mono = mono_ns(CLOCK_MONOTONIC);
+  g.base_ticks = vprof_clock_();
+  g.base_real = mono_ns(CLOCK_REALTIME);
+  g.calib_ns = 0;
+#else
+  g.clock_kind = VPROF_CLOCK_MONOTONIC;
+  g.hz = 1000000000ull;
+  g.base_ticks = vprof_clock_();
+  g.base_mono = g.base_ticks;
+  g.base_real = mono_ns(CLOCK_REALTIME);
+  g.calib_ns = 0;
+#endif
+}
+
+/* The frequency over the whole run so far, if the run is long enough to beat the
+ * start-up estimate (ten times its span); else the start-up estimate. */
+static uint64_t clock_refined_hz(void) {
+#if defined(__x86_64__)
+  uint64_t m = mono_ns(CLOCK_MONOTONIC), t = vprof_clock_();
+  if (m - g.base_mono > 10 * g.calib_ns && t > g.base_ticks)
+    return (uint64_t)((double)(t - g.base_ticks) * 1e9 / (double)(m - g.base_mono) + 0.5);
+#endif
+  return g.hz;
+}
+
+/* ---------------------------------------------------------------- files */
+
+/* mkdir -p; returns 0 if `dir` is a writable directory afterwards. */
+static int make_dirs(const char *dir) {
+  char p[PATH_MAX];
+  size_t i, n = strlen(dir);
+  if (n == 0 || n >= sizeof p)
+    return -1;
+  memcpy(p, dir, n + 1);
+  for (i = 1; i <= n; i++) {
+    if (p[i] == '/' || p[i] == '\0') {
+      char c = p[i];
+      p[i] = '\0';
+      if (mkdir(p, 0777) != 0 && errno != EEXIST)
+        return -1;
+      p[i] = c;
+    }
+  }
+  return access(dir, W_OK | X_OK);
+}
+
+/* Returns a malloc'ed absolute form of `dir` (relative to the current directory). */
+static char *absolute_dir(const char *dir) {
+  char cwd[PATH_MAX], *out;
+  size_t n;
+  if (dir[0] == '/')
+    return strdup(dir);
+  while (dir[0] == '.' && dir[1] == '/')
+    dir += 2;
+  if (!getcwd(cwd, sizeof cwd))
+    return NULL;
+  n = strlen(cwd) + strlen(dir) + 2;
+  out = malloc(n);
+  if (out)
+    snprintf(out, n, "%s/%s", cwd, dir);
+  return out;
+}
+
+static int copy_file(const char *from, const char *to, int flags) {
+  char buf[4096];
+  ssize_t k;
+  int in = open(from, O_RDONLY | O_CLOEXEC), out;
+  if (in < 0)
+    return -1;
+  out = open(to, O_WRONLY | O_CREAT | O_CLOEXEC | flags, 0644);
+  if (out < 0) {
+    close(in);
+    return -1;
+  }
+  while ((k = read(in, buf, sizeof buf)) > 0)
+    if (write(out, buf, (size_t)k) != k)
+      break;
+  close(in);
+  close(out);
+  return 0;
+}
+
+/* Writes <dir>/<pid>.maps from /proc/self/maps, through a temporary file and a rename
+ * so that a reader never sees a half-written copy. */
+static void write_maps(const char *dir) {
+  char tmp[PATH_MAX], dst[PATH_MAX];
+  snprintf(tmp, sizeof tmp, "%s/.%d.maps.%d.tmp", dir, (int)g.pid, (int)gettid());
+  snprintf(dst, sizeof dst, "%s/%d.maps", dir, (int)g.pid);
+  if (copy_file("/proc/self/maps", tmp, O_TRUNC) == 0)
+    rename(tmp, dst);
+}
+
+/* ---------------------------------------------------------------- streams */
+
+static void window_clear(void) {
+  vprof_window_.cur = NULL;
+  vprof_window_.end = NULL;
+}
+
+static void stream_path(char *buf, size_t n, const rt_thread *t) {
+  snprintf(buf, n, "%s/%d.%u.vpt", t->dir, (int)g.pid, t->seq);
+}
+
+/* Maps chunk `k` of the calling thread's stream, growing the file to hold it. */
+static char *map_chunk(rt_thread *t, uint64_t k, int fd_or_neg) {
+  char path[PATH_MAX];
+  void *m;
+  int fd = fd_or_neg;
+  if (fd < 0) {
+    stream_path(path, sizeof path, t);
+    fd = open(path, O_RDWR | O_CLOEXEC);
+    if (fd < 0)
+      return NULL;
+  }
+  m = MAP_FAILED;
+  if (ftruncate(fd, (off_t)((k + 1) * t->chunk_bytes)) == 0)
+    m = mmap(NULL, t->chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+             (off_t)(k * t->chunk_bytes));
+  if (fd_or_neg < 0)
+    close(fd);
+  return m == MAP_FAILED ? NULL : (char *)m;
+}
+
+static void stream_open(rt_thread *t) {
+  char path[PATH_MAX];
+  vprof_stream_header *h;
+  int fd;
+  t->dir = g.dir;
+  t->chunk_bytes = g.chunk_bytes;
+  t->max_chunks = g.max_bytes ? (g.max_bytes + g.chunk_bytes - 1) / g.chunk_bytes : 0;
+  t->seq = __atomic_fetch_add(&g.next_seq, 1, __ATOMIC_RELAXED);
+  stream_path(path, sizeof path, t);
+  fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) {
+    vprof_rt_log_("cannot create %s: %s; this thread records nothing", path, strerror(errno));
+    t->state = TS_FAILED;
+    return;
+  }
+  t->chunk = map_chunk(t, 0, fd);
+  h = t->chunk ? mmap(NULL, g.page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  close(fd);
+  if (h == MAP_FAILED) {
+    vprof_rt_log_("cannot map %s: %s; this thread records nothing", path, strerror(errno));
+    if (t->chunk)
+      munmap(t->chunk, t->chunk_bytes);
+    t->chunk = NULL;
+    t->state = TS_FAILED;
+    return;
+  }
+  t->hdr = h;
+  t->chunk_index = 0;
+  h->version = VPROF_TRACE_VERSION;
+  h->header_size = VPROF_STREAM_HEADER_SIZE;
+  h->record_size = VPROF_RECORD_SIZE;
+  h->clock_kind = g.clock_kind;
+  h->ticks_per_second = g.hz;
+  h->base_ticks = g.base_ticks;
+  h->base_monotonic_ns = g.base_mono;
+  h->base_realtime_ns = g.base_real;
+  h->pid = (uint32_t)g.pid;
+  h->tid = (uint32_t)gettid();
+  h->ppid = (uint32_t)getppid();
+  h->stream_seq = t->seq;
+  h->features = VPROF_FEATURE_FRAME_DEPTH |
+                (__atomic_load_n(&vprof_rt_sync_on_, __ATOMIC_RELAXED)
+                     ? VPROF_FEATURE_SYNC_INTERPOSE
+                     : 0);
+  h->capacity_records = (t->chunk_bytes - VPROF_STREAM_HEADER_SIZE) / VPROF_RECORD_SIZE;
+  h->flags = __atomic_exchange_n(&g.fork_child_pending, 0, __ATOMIC_RELAXED)
+                 ? VPROF_STREAM_FORK_CHILD
+                 : 0;
+  pthread_getname_np(pthread_self(), h->thread_name, sizeof h->thread_name);
+  memcpy(h->magic, VPROF_TRACE_MAGIC, VPROF_TRACE_MAGIC_SIZE);
+  if (t->seq < VPROF_MAX_STREAMS)
+    __atomic_store_n(&g_streams[t->seq], h, __ATOMIC_RELEASE);
+  if (g.key_ok)
+    pthread_setspecific(g.key, (void *)1);
+  write_maps(t->dir);
+  t->state = TS_OPEN;
+  vprof_window_.cur = (vprof_record *)(t->chunk + VPROF_STREAM_HEADER_SIZE);
+  vprof_window_.end = (vprof_record *)(t->chunk + t->chunk_bytes);
+  vprof_rt_log_("stream %s opened (tid %d)", path, (int)h->tid);
+}
+
+/* The current chunk is full: map the next one, or start dropping at the limit. */
+static void stream_next_chunk(rt_thread *t) {
+  uint64_t k = t->chunk_index + 1;
+  char *m = NULL;
+  if (t->max_chunks == 0 || k < t->max_chunks)
+    m = map_chunk(t, k, -1);
+  munmap(t->chunk, t->chunk_bytes);
+  t->chunk = m;
+  if (!m) {
+    window_clear();
+    t->state = TS_DROPPING;
+    vprof_rt_log_("stream %d.%u: %s; further records are counted as dropped", (int)g.pid,
+                  t->seq, t->max_chunks && k >= t->max_chunks ? "size limit reached"
+                                                              : "cannot grow");
+    return;
+  }
+  t->chunk_index = k;
+  __atomic_store_n(&t->hdr->capacity_records,
+                   ((k + 1) * t->chunk_bytes - VPROF_STREAM_HEADER_SIZE) / VPROF_RECORD_SIZE,
+                   __ATOMIC_RELAXED);
+  vprof_window_.cur = (vprof_record *)m;
+  vprof_window_.end = (vprof_record *)(m + t->chunk_bytes);
+}
+
+/* Marks the stream closed and releases its window; the header page stays mapped. */
+static void stream_close(rt_thread *t, unsigned char next_state) {
+  if (t->state == TS_OPEN || t->state == TS_DROPPING) {
+    __atomic_fetch_or(&t->hdr->flags, VPROF_STREAM_CLOSED, __ATOMIC_RELEASE);
+    if (t->chunk)
+      munmap(t->chunk, t->chunk_bytes);
+    t->chunk = NULL;
+    window_clear();
+    t->state = next_state;
+  }
+}
+
+void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks) {
+  rt_thread *t = &t_rt;
+  int saved;
+  if (t->busy)
+    return;
+  if (t->state == TS_DROPPING || t->state == TS_CLOSED) {
+    __atomic_fetch_add(&t->hdr->dropped, 1, __ATOMIC_RELAXED);
+    return;
+  }
+  if (t->state == TS_FAILED)
+    return;
+  saved = errno;
+  t->busy = 1;
+  if (t->state == TS_NONE) {
+    if (vprof_rt_init_() == VPROF_RT_ON)
+      stream_open(t);
+  } else if (t->state == TS_OPEN) {
+    stream_next_chunk(t);
+  }
+  t->busy = 0;
+  errno = saved;
+  if (t->state == TS_OPEN && vprof_window_.cur != vprof_window_.end)
+    vprof_rt_emit_at_(kind, arg, ticks);
+  else if (t->state == TS_DROPPING)
+    __atomic_fetch_add(&t->hdr->dropped, 1, __ATOMIC_RELAXED);
+}
+
+/* ---------------------------------------------------------------- lifecycle */
+
+static void thread_exit(void *unused) {
+  int saved = errno;
+  (void)unused;
+  stream_close(&t_rt, TS_CLOSED);
+  errno = saved;
+}
+
+/* Copies the parent's labels so ids the child inherited in label descriptors resolve. */
+static void fork_child(void) {
+  rt_thread *t = &t_rt;
+  pid_t parent = g.pid;
+  uint32_t i, n;
+  char from[PATH_MAX], to[PATH_MAX];
+  if (g.state != VPROF_RT_ON)
+    return;
+  /* The child must never write into the parent's mappings. */
+  window_clear();
+  if (t->chunk)
+    munmap(t->chunk, t->chunk_bytes);
+  *t = (rt_thread){0};
+  n = g.next_seq < VPROF_MAX_STREAMS ? g.next_seq : VPROF_MAX_STREAMS;
+  for (i = 0; i < n; i++) {
+    if (g_streams[i])
+      munmap(g_streams[i], g.page);
+    g_streams[i] = NULL;
+  }
+  g.pid = getpid();
+  g.next_seq = 0;
+  g.fork_child_pending = 1;
+  g.base_mono = mono_ns(CLOCK_MONOTONIC);
+  g.base_ticks = vprof_clock_();
+  g.base_real = mono_ns(CLOCK_REALTIME);
+#if !defined(__x86_64__) && !defined(__aarch64__)
+  g.base_mono = g.base_ticks;
+#endif
+  g.calib_ns = 0; /* the inherited frequency stays; refine only over long runs */
+  snprintf(from, sizeof from, "%s/%d.labels", g.dir, (int)parent);
+  snprintf(to, sizeof to, "%s/%d.labels", g.dir, (int)g.pid);
+  copy_file(from, to, O_TRUNC);
+}
+
+__attribute__((destructor)) static void process_exit(void) {
+  uint32_t i, n;
+  uint64_t hz, dropped = 0;
+  int saved = errno;
+  if (g.state != VPROF_RT_ON)
+    return;
+  hz = clock_refined_hz();
+  n = g.next_seq < VPROF_MAX_STREAMS ? g.next_seq : VPROF_MAX_STREAMS;
+  for (i = 0; i < n; i++) {
+    vprof_stream_header *h = __atomic_load_n(&g_streams[i], __ATOMIC_ACQUIRE);
+    if (!h)
+      continue;
+    h->ticks_per_second = hz;
+    __atomic_fetch_or(&h->flags, VPROF_STREAM_CLOSED, __ATOMIC_RELEASE);
+    dropped += __atomic_load_n(&h->dropped, __ATOMIC_RELAXED);
+  }
+  if (n)
+    write_maps(g.dir);
+  vprof_rt_log_("exit: %u streams in %s, %llu records dropped, clock %llu Hz", n, g.dir,
+                (unsigned long long)dropped, (unsigned long long)hz);
+  errno = saved;
+}
+
+static int read_env_options(void) {
+  char err[256];
+  int bad = vprof_options_parse(&g.opt, (vprof_getenv_fn)getenv, err, sizeof err);
+  if (bad)
+    vprof_rt_log_("%s", err);
+  return bad;
+}
+
+static void set_sizes(uint64_t chunk_bytes, uint64_t max_bytes) {
+  uint64_t c = (chunk_bytes + g.page - 1) / g.page * g.page;
+  if (c < g.page)
+    c = g.page;
+  g.chunk_bytes = c;
+  g.max_bytes = max_bytes;
+}
+
+static void init_once(void) {
+  char *dir;
+  g.page = (size_t)sysconf(_SC_PAGESIZE);
+  read_env_options();
+  vprof_sync_resolve_();
+  g.pid = getpid();
+  if (g.opt.DISABLE) {
+    vprof_rt_log_("VPROF_DISABLE=1: tracing off");
+    __atomic_store_n(&g.state, VPROF_RT_OFF, __ATOMIC_RELEASE);
+    return;
+  }
+  set_sizes(g.opt.CHUNK_KB * 1024ull, g.opt.MAX_THREAD_MB * 1024ull * 1024ull);
+  clock_start();
+  dir = absolute_dir(g.opt.TRACE_DIR);
+  if (!dir || make_dirs(dir) != 0) {
+    vprof_rt_log_("trace directory %s unusable (%s): tracing off", g.opt.TRACE_DIR,
+                  strerror(errno));
+    free(dir);
+    __atomic_store_n(&g.state, VPROF_RT_OFF, __ATOMIC_RELEASE);
+    return;
+  }
+  g.dir = dir;
+  g.key_ok = pthread_key_create(&g.key, thread_exit) == 0;
+  pthread_atfork(NULL, NULL, fork_child);
+  __atomic_store_n(&vprof_rt_sync_on_, g.opt.SYNC ? 1 : 0, __ATOMIC_RELAXED);
+  vprof_rt_log_("tracing to %s (clock %s, %llu Hz, chunk %llu B, limit %llu B, sync %s)",
+                g.dir, g.clock_kind == VPROF_CLOCK_TSC ? "tsc" : "monotonic",
+                (unsigned long long)g.hz, (unsigned long long)g.chunk_bytes,
+                (unsigned long long)g.max_bytes, g.opt.SYNC ? "on" : "off");
+  __atomic_store_n(&g.state, VPROF_RT_ON, __ATOMIC_RELEASE);
+}
+
+int vprof_rt_init_(void) {
+  int s = __atomic_load_n(&g.state, __ATOMIC_ACQUIRE);
+  int expected = VPROF_RT_UNINIT;
+  if (s != VPROF_RT_UNINIT)
+    return s;
+  if (!__atomic_compare_exchange_n(&g.state, &expected, VPROF_RT_INITIALIZING, 0,
+                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+    return expected; /* another thread is starting up: this event is not recorded */
+  init_once();
+  return __atomic_load_n(&g.state, __ATOMIC_ACQUIRE);
+}
+
+int vprof_rt_state_(void) { return __atomic_load_n(&g.state, __ATOMIC_ACQUIRE); }
+
+__attribute__((constructor(101))) static void process_start(void) {
+  int saved = errno;
+  vprof_rt_init_();
+  errno = saved;
+}
+
+/* ---------------------------------------------------------------- annotations */
+
+/* Returns the label's id, registering it (and writing its line) on first use. */
+static uint32_t label_id(vprof_label *label) {
+  char path[PATH_MAX], line[320];
+  uint32_t id = __atomic_load_n(&label->id, __ATOMIC_ACQUIRE), expected = 0, mine;
+  size_t i, n;
+  int fd, saved;
+  if (id)
+    return id;
+  mine = __atomic_add_fetch(&g.next_label, 1, __ATOMIC_RELAXED);
+  if (!__atomic_compare_exchange_n(&label->id, &expected, mine, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    return expected; /* another thread registered it first */
+  saved = errno;
+  n = (size_t)snprintf(line, sizeof line, "%u\t", mine);
+  for (i = 0; label->name && label->name[i] && n < sizeof line - 2; i++) {
+    char c = label->name[i];
+    line[n++] = (c == '\n' || c == '\t' || c == '\r') ? ' ' : c;
+  }
+  line[n++] = '\n';
+  snprintf(path, sizeof path, "%s/%d.labels", g.dir, (int)g.pid);
+  fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    if (write(fd, line, n) != (ssize_t)n)
+      vprof_rt_log_("cannot write %s", path);
+    close(fd);
+  }
+  errno = saved;
+  return mine;
+}
+
+static void begin_common(uint64_t id, vprof_label *label) {
+  uint64_t t = vprof_clock_();
+  vprof_rt_emit_at_(VPROF_REC_INTERVAL_BEGIN, id, t);
+  if (label && vprof_rt_state_() == VPROF_RT_ON)
+    vprof_rt_emit_at_(VPROF_REC_LABEL, label_id(label), t);
+}
+
+uint64_t vprof_interval_begin(vprof_label *label) {
+  uint64_t n, id;
+  vprof_rt_init_();
+  n = __atomic_add_fetch(&g.next_interval, 1, __ATOMIC_RELAXED);
+  /* pid in the high 24 bits: unique across the processes of a run */
+  id = ((uint64_t)(uint32_t)g.pid << 40) | (n & ((1ull << 40) - 1));
+  begin_common(id, label);
+  return id;
+}
+
+void vprof_interval_begin_id(uint64_t id, vprof_label *label) { begin_common(id, label); }
+void vprof_interval_end(uint64_t id) { vprof_emit_(VPROF_REC_INTERVAL_END, id); }
+void vprof_interval_attach(uint64_t id) { vprof_emit_(VPROF_REC_ATTACH, id); }
+void vprof_interval_detach(uint64_t id) { vprof_emit_(VPROF_REC_DETACH, id); }
+void vprof_handoff_send(const void *obj) {
+  vprof_emit_(VPROF_REC_HANDOFF_SEND, (uint64_t)(uintptr_t)obj);
+}
+void vprof_handoff_recv(const void *obj) {
+  vprof_emit_(VPROF_REC_HANDOFF_RECV, (uint64_t)(uintptr_t)obj);
+}
+void vprof_wait_begin(const void *obj) {
+  vprof_emit_(VPROF_REC_WAIT_BEGIN, (uint64_t)(uintptr_t)obj);
+}
+void vprof_wait_end(const void *obj) {
+  vprof_emit_(VPROF_REC_WAIT_END, (uint64_t)(uintptr_t)obj);
+}
+void vprof_wake(const void *obj) { vprof_emit_(VPROF_REC_WAKE, (uint64_t)(uintptr_t)obj); }
+
+/* ---------------------------------------------------------------- testing hooks */
+
+void vprof_rt_emit_at(unsigned kind, uint64_t arg, uint64_t ticks) {
+  vprof_rt_emit_at_(kind, arg, ticks);
+}
+
+int vprof_rt_close_thread_stream(char *path, size_t n) {
+  rt_thread *t = &t_rt;
+  if (t->state != TS_OPEN && t->state != TS_DROPPING)
+    return -1;
+  if (path && n)
+    stream_path(path, n, t);
+  stream_close(t, TS_NONE);
+  return 0;
+}
+
+int vprof_rt_set_trace_dir(const char *dir) {
+  char *abs;
+  int s = vprof_rt_init_();
+  if (g.opt.DISABLE || s == VPROF_RT_INITIALIZING)
+    return -1;
+  abs = absolute_dir(dir);
+  if (!abs || make_dirs(abs) != 0) {
+    free(abs);
+    return -1;
+  }
+  g.dir = abs; /* the previous string may still be used by open streams: kept */
+  if (s == VPROF_RT_OFF) {
+    if (!g.chunk_bytes)
+      set_sizes(g.opt.CHUNK_KB * 1024ull, g.opt.MAX_THREAD_MB * 1024ull * 1024ull);
+    if (!g.hz)
+      clock_start();
+    if (!g.key_ok) {
+      g.key_ok = pthread_key_create(&g.key, thread_exit) == 0;
+      pthread_atfork(NULL, NULL, fork_child);
+    }
+    __atomic_store_n(&vprof_rt_sync_on_, g.opt.SYNC ? 1 : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&g.state, VPROF_RT_ON, __ATOMIC_RELEASE);
+  }
+  if (t_rt.state == TS_FAILED)
+    t_rt.state = TS_NONE;
+  return 0;
+}
+
+void vprof_rt_set_stream_limits(uint64_t chunk_bytes, uint64_t max_bytes) {
+  vprof_rt_init_();
+  if (!g.page)
+    g.page = (size_t)sysconf(_SC_PAGESIZE);
+  set_sizes(chunk_bytes, max_bytes);
+}
+
+void vprof_rt_clock(uint64_t *base_ticks, uint64_t *ticks_per_second) {
+  vprof_rt_init_();
+  if (base_ticks)
+    *base_ticks = g.base_ticks;
+  if (ticks_per_second)
+    *ticks_per_second = g.hz;
+}
+
+int vprof_rt_enabled(void) { return vprof_rt_init_() == VPROF_RT_ON; }
