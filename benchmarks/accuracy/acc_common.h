@@ -1,0 +1,130 @@
+/* Shared helpers of the accuracy programs: an exact busy-wait, a seeded RNG, per-interval
+ * truth bookkeeping and the output lines the tests parse. Everything on the timed path is
+ * a macro that calls only libc, so the instrumenter never finds a user function below the
+ * planted one (a helper function here would become the "cause" after expansion). */
+#ifndef VPROF_ACC_COMMON_H
+#define VPROF_ACC_COMMON_H
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include <vprof/vprof.h>
+
+/* Monotonic nanoseconds (vDSO clock_gettime, ~20-30 ns). GNU statement expression. */
+#define ACC_NOW_NS()                                                                       \
+  __extension__({                                                                          \
+    struct timespec acc_ts_;                                                               \
+    clock_gettime(CLOCK_MONOTONIC, &acc_ts_);                                              \
+    (uint64_t)acc_ts_.tv_sec * 1000000000ull + (uint64_t)acc_ts_.tv_nsec;                  \
+  })
+
+/* Busy-waits until `ns` nanoseconds have passed (not sleep: sleep jitter would add
+ * variance that is not planted). Error: one clock read, ~30 ns. */
+#define ACC_SPIN_NS(ns)                                                                    \
+  do {                                                                                     \
+    uint64_t acc_end_ = ACC_NOW_NS() + (uint64_t)(ns);                                     \
+    while (ACC_NOW_NS() < acc_end_) {                                                      \
+    }                                                                                      \
+  } while (0)
+
+#define ACC_SPIN_US(us) ACC_SPIN_NS((uint64_t)((us) * 1000.0))
+
+/* splitmix64: deterministic, seedable, good enough for drawing durations. Used only
+ * outside the timed intervals (draws are made up front). */
+static inline uint64_t acc_rng_next(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+  return z ^ (z >> 31);
+}
+/* Uniform double in [lo, hi). */
+static inline double acc_uniform(uint64_t *state, double lo, double hi) {
+  return lo + (hi - lo) * ((double)(acc_rng_next(state) >> 11) * (1.0 / 9007199254740992.0));
+}
+
+/* Command line shared by every program: --intervals N, --seed S, --truth (accepted; the
+ * truth line is always printed), plus --threads N for the multi-threaded ones. */
+typedef struct acc_options {
+  int intervals;
+  uint64_t seed;
+  int threads;
+} acc_options;
+
+static inline void acc_parse(int argc, char **argv, acc_options *o, int default_intervals) {
+  o->intervals = default_intervals;
+  o->seed = 42;
+  o->threads = 0;
+  for (int i = 1; i < argc; ++i) {
+    if (!strcmp(argv[i], "--truth"))
+      continue;
+    if (i + 1 < argc && !strcmp(argv[i], "--intervals")) {
+      o->intervals = atoi(argv[++i]);
+    } else if (i + 1 < argc && !strcmp(argv[i], "--seed")) {
+      o->seed = strtoull(argv[++i], NULL, 10);
+    } else if (i + 1 < argc && !strcmp(argv[i], "--threads")) {
+      o->threads = atoi(argv[++i]);
+    } else {
+      fprintf(stderr,
+              "%s: unknown argument '%s'\nusage: %s [--intervals N] [--seed S] [--threads N] "
+              "[--truth]\n",
+              argv[0], argv[i], argv[0]);
+      exit(2);
+    }
+  }
+  if (o->intervals < 10 || o->intervals > 1000000) {
+    fprintf(stderr, "%s: --intervals must be in [10, 1000000]\n", argv[0]);
+    exit(2);
+  }
+}
+
+static inline void *acc_xcalloc(size_t n, size_t size) {
+  void *p = calloc(n, size);
+  if (!p) {
+    fprintf(stderr, "accuracy: out of memory\n");
+    exit(1);
+  }
+  return p;
+}
+
+static inline double acc_mean(const double *x, int n) {
+  double s = 0;
+  for (int i = 0; i < n; ++i)
+    s += x[i];
+  return s / n;
+}
+/* Sample covariance (n - 1 denominator, as the analyzer's variance tree). */
+static inline double acc_cov(const double *x, const double *y, int n) {
+  double mx = acc_mean(x, n), my = acc_mean(y, n), s = 0;
+  for (int i = 0; i < n; ++i)
+    s += (x[i] - mx) * (y[i] - my);
+  return s / (n - 1);
+}
+
+/* Prints the two lines the tests parse:
+ *   accuracy: program=<p> intervals=<n> mean_us=<m> var_us2=<v>
+ *   truth: program=<p> cause=<qualified name>[,<second>] kind=var|cov share=<s> analytic=<a>
+ * `lat_ns` are the interval latencies, `cause_ns` (and `cause2_ns` for kind=cov) the
+ * realised per-interval time of the planted factor. share = Var(cause)/Var(L), or
+ * 2 Cov(cause, cause2)/Var(L) for a covariance factor. analytic < 0 prints "nan"
+ * (a cause whose distribution the program does not control, e.g. fsync). */
+static inline void acc_report(const char *program, const char *cause, const double *lat_ns,
+                              const double *cause_ns, const double *cause2_ns, int n,
+                              double analytic) {
+  double var_l = acc_cov(lat_ns, lat_ns, n);
+  double term = cause2_ns ? 2.0 * acc_cov(cause_ns, cause2_ns, n) : acc_cov(cause_ns, cause_ns, n);
+  printf("accuracy: program=%s intervals=%d mean_us=%.3f var_us2=%.3f\n", program, n,
+         acc_mean(lat_ns, n) / 1e3, var_l / 1e6);
+  if (analytic >= 0)
+    printf("truth: program=%s cause=%s kind=%s share=%.4f analytic=%.4f\n", program, cause,
+           cause2_ns ? "cov" : "var", var_l > 0 ? term / var_l : 0.0, analytic);
+  else
+    printf("truth: program=%s cause=%s kind=%s share=%.4f analytic=nan\n", program, cause,
+           cause2_ns ? "cov" : "var", var_l > 0 ? term / var_l : 0.0);
+  fflush(stdout);
+}
+
+#endif /* VPROF_ACC_COMMON_H */

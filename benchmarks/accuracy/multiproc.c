@@ -1,0 +1,115 @@
+/* Accuracy program "multiproc": the planted cause runs in a second process. The parent
+ * forks a server child; both share an anonymous MAP_SHARED page holding two
+ * process-shared POSIX semaphores and the per-request records. Per interval the parent
+ * runs mp_prepare (constant 40 us), posts the request semaphore, waits on the reply
+ * semaphore, then runs mp_finish, U(0, 300) us (Var 7500 us^2). The child, woken by the
+ * post, runs mp_server_work, U(50, 450) us (Var 13333 us^2), and posts the reply. The
+ * cause is reachable only across processes (sem_post -> sem_wait wake-up edges).
+ * Var(L) = 20833 us^2 (+ wake-up jitter); planted share 13333/20833 = 0.64. */
+#include "acc_common.h"
+
+#include <semaphore.h>
+#include <sys/mman.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+struct shared_area {
+  sem_t request;
+  sem_t reply;
+  int index; /* request for the child; -1 = stop */
+};
+
+static struct shared_area *g_shm;
+static double *g_work_us, *g_noise_us; /* drawn before fork: both processes see them */
+static double *g_cause_ns;             /* in shared memory, written by the child */
+static double *g_lat_ns;
+
+void mp_server_work(int i) { ACC_SPIN_US(g_work_us[i]); }
+
+/* Child process: serve until told to stop. */
+static void server_loop(void) {
+  for (;;) {
+    while (sem_wait(&g_shm->request) != 0) {
+    }
+    int i = g_shm->index;
+    if (i < 0)
+      return;
+    uint64_t t = ACC_NOW_NS();
+    mp_server_work(i);
+    g_cause_ns[i] = (double)(ACC_NOW_NS() - t);
+    sem_post(&g_shm->reply);
+  }
+}
+
+void mp_prepare(int i) {
+  (void)i;
+  ACC_SPIN_US(40);
+}
+void mp_finish(int i) { ACC_SPIN_US(g_noise_us[i]); }
+
+void mp_call_server(int i) {
+  g_shm->index = i;
+  sem_post(&g_shm->request);
+  while (sem_wait(&g_shm->reply) != 0) {
+  }
+}
+
+/* The root (parent process): one interval per call. */
+void client_call(int i) {
+  uint64_t iv;
+  uint64_t t0 = ACC_NOW_NS();
+  VPROF_INTERVAL_BEGIN(iv, "call");
+  mp_prepare(i);
+  mp_call_server(i);
+  mp_finish(i);
+  VPROF_INTERVAL_END(iv);
+  g_lat_ns[i] = (double)(ACC_NOW_NS() - t0);
+}
+
+int main(int argc, char **argv) {
+  acc_options o;
+  acc_parse(argc, argv, &o, 1000);
+  int n = o.intervals;
+  uint64_t rng = o.seed;
+  size_t bytes = sizeof(struct shared_area) + (size_t)n * sizeof(double);
+  void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) {
+    perror("multiproc: mmap");
+    return 1;
+  }
+  g_shm = mem;
+  g_cause_ns = (double *)(g_shm + 1);
+  if (sem_init(&g_shm->request, 1, 0) != 0 || sem_init(&g_shm->reply, 1, 0) != 0) {
+    perror("multiproc: sem_init");
+    return 1;
+  }
+  g_work_us = acc_xcalloc(n, sizeof(double));
+  g_noise_us = acc_xcalloc(n, sizeof(double));
+  g_lat_ns = acc_xcalloc(n, sizeof(double));
+  for (int i = 0; i < n; ++i) {
+    g_work_us[i] = acc_uniform(&rng, 50, 450);
+    g_noise_us[i] = acc_uniform(&rng, 0, 300);
+  }
+  fflush(stdout);
+  pid_t child = fork();
+  if (child < 0) {
+    perror("multiproc: fork");
+    return 1;
+  }
+  if (child == 0) {
+    server_loop();
+    exit(0); /* not _exit: let the runtime finish its trace at exit */
+  }
+  for (int i = 0; i < n; ++i)
+    client_call(i);
+  g_shm->index = -1;
+  sem_post(&g_shm->request);
+  int status = 0;
+  if (waitpid(child, &status, 0) != child || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    fprintf(stderr, "multiproc: server process failed\n");
+    return 1;
+  }
+  acc_report("multiproc", "mp_server_work", g_lat_ns, g_cause_ns, NULL, n,
+             13333.333 / 20833.333);
+  return 0;
+}
