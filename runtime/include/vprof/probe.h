@@ -118,7 +118,7 @@ namespace rt {
 // an exception passes through).
 class probe_scope {
 public:
-  explicit VPROF_ALWAYS_INLINE_ probe_scope(std::uint32_t site) noexcept
+  explicit VPROF_ALWAYS_INLINE_ probe_scope(uint32_t site) noexcept
       : s_(vprof_probe_enter_(site)) {}
   VPROF_ALWAYS_INLINE_ ~probe_scope() { vprof_probe_exit_(&s_); }
   probe_scope(const probe_scope &) = delete;
@@ -131,7 +131,7 @@ private:
 // Times one call: `f` is a lambda that performs the call and returns its result with
 // decltype(auto), so references stay references and prvalues are not copied.
 template <class F>
-VPROF_ALWAYS_INLINE_ decltype(auto) call(std::uint32_t site, F &&f) {
+VPROF_ALWAYS_INLINE_ decltype(auto) call(uint32_t site, F &&f) {
   probe_scope scope(site);
   return static_cast<F &&>(f)();
 }

@@ -1,0 +1,61 @@
+/* Test program: emits numbered records (arg = sequence number) and then exits normally,
+ * kills itself with SIGKILL, or forks. Usage: emit plain|kill|fork N */
+#include <vprof/probe.h>
+#include <vprof/vprof.h>
+
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void emit_seq(uint64_t from, uint64_t n) {
+  uint64_t i;
+  for (i = 0; i < n; i++)
+    vprof_emit_(VPROF_REC_ENTER, from + i);
+}
+
+static uint64_t begin_labelled(void) {
+  uint64_t iv;
+  VPROF_INTERVAL_BEGIN(iv, "Parent\tlabel");
+  return iv;
+}
+
+int main(int argc, char **argv) {
+  uint64_t n, iv;
+  if (argc != 3)
+    return 2;
+  n = strtoull(argv[2], NULL, 10);
+  if (!strcmp(argv[1], "plain")) {
+    emit_seq(0, n);
+    iv = begin_labelled();
+    VPROF_INTERVAL_END(iv);
+    printf("ok %llu %llx\n", (unsigned long long)n, (unsigned long long)iv);
+    return 0;
+  }
+  if (!strcmp(argv[1], "kill")) {
+    emit_seq(0, n);
+    kill(getpid(), SIGKILL);
+    return 3;
+  }
+  if (!strcmp(argv[1], "fork")) {
+    pid_t child;
+    int status;
+    iv = begin_labelled();
+    emit_seq(0, n);
+    child = fork();
+    if (child == 0) {
+      uint64_t civ = begin_labelled(); /* label id inherited from the parent */
+      emit_seq(1000000000, n / 2);
+      VPROF_INTERVAL_END(civ);
+      exit(0);
+    }
+    waitpid(child, &status, 0);
+    emit_seq(n, n);
+    VPROF_INTERVAL_END(iv);
+    printf("%d %d\n", (int)getpid(), (int)child);
+    return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : 1;
+  }
+  return 2;
+}

@@ -1,0 +1,318 @@
+"""End-to-end tests of libvprof_rt: small C programs run against the built runtime, their
+trace directories read back with the tiny reader vpt.py."""
+import array
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+import vpt
+
+HERE = pathlib.Path(__file__).resolve().parent
+R = vpt.REC
+
+
+def kinds(stream):
+    return [vpt.NAME.get(k, k) for k, _, _ in stream.records()]
+
+
+# ------------------------------------------------------------------ basics
+
+def test_plain_run_writes_header_records_labels_and_maps(tc, tmp_path):
+    exe = tc.compile("emit")
+    p = tc.run(exe, ["plain", 1000], trace=tmp_path)
+    _, n, iv = p.stdout.split()
+    (s,) = vpt.read_dir(tmp_path)
+    assert s.version == 1 and s.header_size == 256 and s.record_size == 16
+    assert s.clock_kind == 1 and 1e8 < s.hz < 1e11  # TSC on x86-64
+    assert s.pid == s.tid and s.seq == 0 and s.flags & vpt.CLOSED
+    assert s.features & 2  # frame depth
+    assert s.dropped == 0 and s.count == 1003
+    recs = s.records()
+    assert [a for _, _, a in recs[:1000]] == list(range(1000))
+    assert all(k == R["ENTER"] for k, _, _ in recs[:1000])
+    ticks = [t for _, t, _ in recs]
+    assert ticks == sorted(ticks) and ticks[0] >= s.base_ticks & vpt.TICKS_MASK
+    (kb, tb, ab), (kl, tl, al), (ke, _, ae) = recs[1000:]
+    assert (kb, kl, ke) == (R["INTERVAL_BEGIN"], R["LABEL"], R["INTERVAL_END"])
+    assert tb == tl and ab == ae == int(iv, 16) and ab >> 40 == s.pid
+    # tab and newline in label text are replaced by a space: one line per label
+    assert vpt.labels(tmp_path, s.pid) == {al: "Parent label"}
+    maps = (tmp_path / f"{s.pid}.maps").read_text()
+    assert "libvprof_rt.so" in maps
+
+
+def test_silent_by_default_and_verbose_on_request(tc, tmp_path):
+    exe = tc.compile("emit")
+    quiet = tc.run(exe, ["plain", 10], trace=tmp_path / "a")
+    assert quiet.stderr == b""
+    loud = tc.run(exe, ["plain", 10], trace=tmp_path / "b", env={"VPROF_VERBOSE": "1"})
+    assert b"tracing to" in loud.stderr and b"exit:" in loud.stderr
+    assert loud.stdout.split()[:2] == quiet.stdout.split()[:2]
+
+
+def test_unusable_directory_turns_tracing_off_silently(tc, tmp_path):
+    exe = tc.compile("emit")
+    bad = "/proc/vprof-cannot-exist/trace"
+    p = tc.run(exe, ["plain", 100], trace=bad)
+    assert p.stderr == b"" and p.stdout.startswith(b"ok 100 ")
+    v = tc.run(exe, ["plain", 100], trace=bad, env={"VPROF_VERBOSE": "1"})
+    assert b"unusable" in v.stderr and b"tracing off" in v.stderr
+
+
+def test_disable_records_nothing(tc, tmp_path):
+    exe = tc.compile("emit")
+    p = tc.run(exe, ["plain", 100], trace=tmp_path / "t", env={"VPROF_DISABLE": "1"})
+    assert p.stdout.startswith(b"ok 100 ") and p.stderr == b""
+    assert not (tmp_path / "t").exists()
+
+
+def test_bad_option_value_keeps_default_and_says_so_only_when_verbose(tc, tmp_path):
+    exe = tc.compile("emit")
+    p = tc.run(exe, ["plain", 10], trace=tmp_path / "a", env={"VPROF_MAX_THREAD_MB": "lots"})
+    assert p.stderr == b"" and vpt.read_dir(tmp_path / "a")[0].count == 13
+    v = tc.run(exe, ["plain", 10], trace=tmp_path / "b",
+               env={"VPROF_MAX_THREAD_MB": "lots", "VPROF_VERBOSE": "1"})
+    assert b'VPROF_MAX_THREAD_MB="lots"' in v.stderr
+
+
+def test_chunks_grow_the_file_without_losing_records(tc, tmp_path):
+    exe = tc.compile("emit")
+    n = 100000  # 1.6 MB over 16 KiB chunks: ~100 windows
+    tc.run(exe, ["plain", n], trace=tmp_path, env={"VPROF_CHUNK_KB": "16"})
+    (s,) = vpt.read_dir(tmp_path)
+    assert s.count == n + 3 and s.dropped == 0
+    assert list(s.args[:n]) == list(range(n))
+    assert (256 + 16 * s.capacity) % 16384 == 0
+
+
+# ------------------------------------------------------------------ safety
+
+def test_sigkill_leaves_every_record_readable(tc, tmp_path):
+    exe = tc.compile("emit")
+    n = 300001  # several chunks, odd count
+    p = tc.run(exe, ["kill", n], trace=tmp_path, env={"VPROF_CHUNK_KB": "64"}, check=False)
+    assert p.returncode == -9
+    (s,) = vpt.read_dir(tmp_path)
+    assert not s.flags & vpt.CLOSED  # killed, not closed
+    assert s.count == n and s.dropped == 0
+    assert list(s.args[:n]) == list(range(n))
+
+
+def test_fork_child_gets_own_stream_and_parent_is_untouched(tc, tmp_path):
+    exe = tc.compile("emit")
+    n = 50000
+    p = tc.run(exe, ["fork", n], trace=tmp_path, env={"VPROF_CHUNK_KB": "64"})
+    parent_pid, child_pid = map(int, p.stdout.split())
+    streams = vpt.read_dir(tmp_path)
+    assert sorted(s.pid for s in streams) == sorted([parent_pid, child_pid])
+    parent = next(s for s in streams if s.pid == parent_pid)
+    child = next(s for s in streams if s.pid == child_pid)
+    assert child.flags & vpt.FORK_CHILD and not parent.flags & vpt.FORK_CHILD
+    assert child.ppid == parent_pid and child.seq == 0 and child.tid == child_pid
+    assert parent.flags & vpt.CLOSED and child.flags & vpt.CLOSED
+    pk = kinds(parent)
+    assert pk[:2] == ["INTERVAL_BEGIN", "LABEL"] and pk[-1] == "INTERVAL_END"
+    assert list(parent.args[2:2 + 2 * n]) == list(range(2 * n))  # before and after fork
+    assert parent.count == 2 * n + 3
+    ck = kinds(child)
+    assert ck[:2] == ["INTERVAL_BEGIN", "LABEL"] and ck[-1] == "INTERVAL_END"
+    assert list(child.args[2:2 + n // 2]) == list(range(10**9, 10**9 + n // 2))
+    assert child.args[0] >> 40 == child_pid  # interval ids unique across processes
+    # the label id the child inherited resolves in the child's own labels file
+    label = child.args[1]
+    assert vpt.labels(tmp_path, child_pid)[label] == "Parent label"
+    assert vpt.labels(tmp_path, parent_pid)[label] == "Parent label"
+    assert (tmp_path / f"{child_pid}.maps").exists()
+
+
+@pytest.mark.parametrize("limit_mb", [0, 4])
+def test_stress_64_threads_every_record_accounted_for(tc, tmp_path, limit_mb):
+    exe = tc.compile("stress")
+    threads, n = 64, 1_000_000
+    shm = pathlib.Path("/dev/shm")
+    trace = (shm if shm.is_dir() else tmp_path) / f"vprof-stress-{os.getpid()}-{limit_mb}"
+    try:
+        tc.run(exe, [threads, n], trace=trace, env={"VPROF_MAX_THREAD_MB": str(limit_mb)},
+               timeout=600)
+        streams = vpt.read_dir(trace)
+        assert len(streams) == threads
+        seen = set()
+        dropped_total = 0
+        for s in streams:
+            idx = s.args[0] >> 32
+            seen.add(idx)
+            assert s.count + s.dropped == n, (s.path, s.count, s.dropped)
+            expect = array.array("Q", range(idx << 32, (idx << 32) + s.count))
+            assert s.args[:s.count] == expect, s.path
+            assert s.flags & vpt.CLOSED
+            dropped_total += s.dropped
+        assert seen == set(range(threads))
+        if limit_mb:
+            assert all(256 + 16 * s.capacity <= limit_mb << 20 for s in streams)
+            assert dropped_total > 0
+        else:
+            assert dropped_total == 0
+    finally:
+        subprocess.run(["rm", "-rf", str(trace)], check=False)
+
+
+def test_longjmp_out_of_probed_functions(tc, tmp_path):
+    for opt in ("-O0", "-O2"):
+        exe = tc.compile("longjmp", extra=(opt,))
+        trace = tmp_path / opt
+        p = tc.run(exe, trace=trace)
+        assert p.stdout == b"42\n"  # other(21 * 1 ... ) = longjmp value 21 doubled
+        (s,) = vpt.read_dir(trace)
+        recs = [(vpt.NAME[k], a & 0xFFFFFFFF, a >> 32) for k, _, a in s.records()]
+        assert [(k, site) for k, site, _ in recs] == [
+            ("ENTER", 1), ("ENTER", 2), ("ENTER", 3), ("ENTER", 4), ("EXIT", 4),
+            ("EXIT", 1)]
+        depth = {(k, site): d for k, site, d in recs}
+
+        def deeper(a, b):  # (int32)(a - b) > 0
+            return ((a - b) & 0xFFFFFFFF) not in (0,) and ((a - b) & 0xFFFFFFFF) < 2**31
+
+        assert deeper(depth["ENTER", 2], depth["ENTER", 1])
+        assert deeper(depth["ENTER", 3], depth["ENTER", 2])
+        assert deeper(depth["ENTER", 4], depth["ENTER", 1])
+        assert depth["EXIT", 4] == depth["ENTER", 4] and depth["EXIT", 1] == depth["ENTER", 1]
+        # The depth rule of docs/trace-format.md, with the site table of this program
+        # (every site is the body of a different function): an ENTER closes open frames
+        # deeper than it, and body frames of other functions at the same depth; an EXIT
+        # pops down to its own frame.
+        stack, closed, parent = [], [], {}
+        for k, site, d in recs:
+            if k == "ENTER":
+                while stack and (deeper(stack[-1][1], d) or stack[-1][1] == d):
+                    closed.append(stack.pop()[0])
+                parent[site] = stack[-1][0] if stack else None
+                stack.append((site, d))
+            else:
+                while stack[-1] != (site, d):
+                    closed.append(stack.pop()[0])
+                stack.pop()
+        assert sorted(closed) == [2, 3] and parent[4] == 1 and not stack
+
+
+# ------------------------------------------------------------------ sync events
+
+def test_mutex_ping_pong_wakeup_pairs(tc, tmp_path):
+    exe = tc.compile("pingpong")
+    rounds = 20
+    p = tc.run(exe, [rounds], trace=tmp_path)
+    m = int(p.stdout, 16)
+    events = []
+    for s in vpt.read_dir(tmp_path):
+        events += [(t, s.tid, vpt.NAME[k]) for k, t, a in s.records() if a == m]
+    events.sort()
+    owners = [(tid, k) for _, tid, k in events if k != "LOCK_WAIT"]
+    assert len(owners) == 2 * rounds
+    assert [k for _, k in owners] == ["LOCK_ACQUIRE", "LOCK_RELEASE"] * rounds
+    for r in range(rounds):
+        acq, rel = owners[2 * r], owners[2 * r + 1]
+        assert acq[0] == rel[0]  # released by the thread that acquired it
+        if r:
+            assert acq[0] != owners[2 * r - 1][0]  # ownership alternates
+    # wake-up pairs: a blocked acquire (WAIT then ACQUIRE on one thread) is woken by the
+    # latest release before it, which is on the other thread
+    pairs = 0
+    last_release, last_wait = None, {}
+    for t, tid, k in events:
+        if k == "LOCK_RELEASE":
+            last_release = (t, tid)
+        elif k == "LOCK_WAIT":
+            last_wait[tid] = t
+        elif k == "LOCK_ACQUIRE" and tid in last_wait:
+            waited = last_wait.pop(tid)
+            assert last_release and last_release[1] != tid
+            assert waited < last_release[0] < t
+            pairs += 1
+    assert pairs >= rounds // 2  # the next owner is blocked (2 ms pause) nearly always
+
+
+def test_condvar_semaphore_rwlock_events_and_unchanged_results(tc, tmp_path):
+    exe = tc.compile("syncops")
+    traced = tc.run(exe, trace=tmp_path / "t")
+    plain = tc.run(exe, trace=tmp_path / "off", env={"VPROF_DISABLE": "1"})
+    out = traced.stdout.decode().splitlines()
+    # return codes and errno are the same with and without the interposer
+    assert out[1:] == plain.stdout.decode().splitlines()[1:]
+    res = dict(line.rsplit(" ", 1) if " errno" not in line else (line, "") for line in out[1:])
+    assert "sem_trywait -1 errno 11 (EAGAIN=11)" in out
+    assert "sem_timedwait -1 errno 110" in out and "sem_trywait 0 errno 0" in out
+    assert res["unlock-unowned"] == "1" and res["relock"] == "35" and res["trylock"] == "16"
+    obj = {k: int(v, 16) for k, v in (f.split("=") for f in out[0].split()[1:])}
+    streams = vpt.read_dir(tmp_path / "t")
+    main = next(s for s in streams if s.tid == s.pid)
+    worker = next(s for s in streams if s.tid != s.pid)
+    names = {v: k for k, v in obj.items()}
+
+    def seq(s, kinds_=None):
+        return [(vpt.NAME[k], names.get(a, "?"), t) for k, t, a in s.records()
+                if a in names and (kinds_ is None or vpt.NAME[k] in kinds_)]
+
+    w = [(k, o) for k, o, _ in seq(worker)]
+    assert w[:6] == [("LOCK_ACQUIRE", "m"), ("LOCK_RELEASE", "m"),
+                     ("COND_WAIT_BEGIN", "c"), ("COND_WAIT_END", "c"),
+                     ("LOCK_ACQUIRE", "m"), ("LOCK_RELEASE", "m")]
+    assert w[6:] in ([("SEM_WAIT", "s"), ("SEM_ACQUIRE", "s")], [("SEM_ACQUIRE", "s")])
+    wt = {k + o: t for k, o, t in seq(worker)}
+    mt = {k + o: t for k, o, t in seq(main)}
+    assert wt["COND_WAIT_BEGINc"] < mt["COND_SIGNALc"] < wt["COND_WAIT_ENDc"]
+    assert mt["SEM_POSTs"] < wt["SEM_ACQUIREs"]
+    if "SEM_WAITs" in wt:
+        assert wt["SEM_WAITs"] < mt["SEM_POSTs"]
+    mk = [(k, o) for k, o, _ in seq(main)]
+    assert mk[:3] == [("LOCK_ACQUIRE", "m"), ("COND_SIGNAL", "c"), ("LOCK_RELEASE", "m")]
+    rest = mk[3:]
+    assert rest == [
+        ("SEM_POST", "s"),
+        ("LOCK_ACQUIRE", "m"), ("LOCK_RELEASE", "m"), ("COND_WAIT_BEGIN", "ct"),
+        ("COND_WAIT_TIMEOUT", "ct"), ("LOCK_ACQUIRE", "m"), ("LOCK_RELEASE", "m"),
+        ("SEM_WAIT", "st"),  # sem_timedwait that timed out: WAIT without ACQUIRE
+        ("SEM_POST", "st"), ("SEM_ACQUIRE", "st"),
+        ("RWLOCK_ACQUIRE_RD", "rw"), ("RWLOCK_RELEASE", "rw"),  # failed trywrlock: none
+        ("RWLOCK_ACQUIRE_WR", "rw"), ("RWLOCK_RELEASE", "rw")]
+    assert main.features & 1 and worker.features & 1
+
+
+def test_sync_recording_can_be_turned_off(tc, tmp_path):
+    exe = tc.compile("pingpong")
+    tc.run(exe, [4], trace=tmp_path, env={"VPROF_SYNC": "0"})
+    assert not list(tmp_path.glob("*.vpt"))  # no probes in it, so no stream at all
+
+
+# ------------------------------------------------------------------ headers
+
+def undefined_symbols(obj):
+    out = subprocess.run(["nm", "-u", str(obj)], capture_output=True, text=True, check=True)
+    return [line.split()[-1] for line in out.stdout.splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("src,cc", [("annotated.c", "cc"), ("annotated_cpp.cpp", "c++")])
+@pytest.mark.parametrize("opt", ["-O0", "-O2"])
+def test_annotations_compile_to_nothing_unless_enabled(tc, tmp_path, src, cc, opt):
+    def build(defs):
+        obj = tmp_path / f"{src}{len(defs)}.o"
+        subprocess.run([cc, opt, "-c", *tc.includes, *defs, str(HERE / "programs" / src),
+                        "-o", str(obj)], check=True)
+        return obj
+
+    off = undefined_symbols(build([]))
+    assert not [s for s in off if "vprof" in s.lower()], off
+    on = undefined_symbols(build(["-DVPROF_ENABLE"]))  # the control: references appear
+    assert any(s.startswith("vprof_interval_begin") for s in on), on
+
+
+@pytest.mark.parametrize("cc,args", [
+    ("cc", ["-std=c99", "-pedantic", "-Werror", "-Wall", "-Wextra",
+            "-Wdeclaration-after-statement"]),
+    ("c++", ["-std=c++17", "-pedantic", "-Werror", "-Wall", "-Wextra"]),
+])
+def test_public_headers_are_strict_c99_and_cxx17(tc, tmp_path, cc, args):
+    src = "headers.c" if cc == "cc" else "headers_cpp.cpp"
+    for enable in ([], ["-DVPROF_ENABLE"]):
+        subprocess.run([cc, *args, *enable, "-c", *tc.includes, str(HERE / "programs" / src),
+                        "-o", str(tmp_path / "h.o")], check=True)

@@ -1,0 +1,61 @@
+"""Tiny reader of vprof trace streams (docs/trace-format.md) for the runtime's tests."""
+import array
+import pathlib
+import struct
+
+HEADER = struct.Struct("<8sIIIIQQQQIIIIQQQII16s")
+KIND_SHIFT = 56
+TICKS_MASK = (1 << 56) - 1
+
+REC = {"ENTER": 1, "EXIT": 2, "INTERVAL_BEGIN": 16, "INTERVAL_END": 17, "ATTACH": 18,
+       "DETACH": 19, "LABEL": 20, "LOCK_WAIT": 32, "LOCK_ACQUIRE": 33, "LOCK_RELEASE": 34,
+       "RWLOCK_WAIT_RD": 40, "RWLOCK_WAIT_WR": 41, "RWLOCK_ACQUIRE_RD": 42,
+       "RWLOCK_ACQUIRE_WR": 43, "RWLOCK_RELEASE": 44, "COND_WAIT_BEGIN": 48,
+       "COND_WAIT_END": 49, "COND_WAIT_TIMEOUT": 50, "COND_SIGNAL": 51,
+       "COND_BROADCAST": 52, "SEM_WAIT": 56, "SEM_ACQUIRE": 57, "SEM_POST": 58,
+       "HANDOFF_SEND": 64, "HANDOFF_RECV": 65, "WAIT_BEGIN": 66, "WAIT_END": 67, "WAKE": 68}
+NAME = {v: k for k, v in REC.items()}
+CLOSED, FORK_CHILD = 1, 2
+
+
+class Stream:
+    """One <pid>.<seq>.vpt file: header fields plus the record words (heads, args)."""
+
+    def __init__(self, path):
+        self.path = pathlib.Path(path)
+        data = self.path.read_bytes()
+        f = HEADER.unpack_from(data, 0)
+        (self.magic, self.version, self.header_size, self.record_size, self.clock_kind,
+         self.hz, self.base_ticks, self.base_mono, self.base_real, self.pid, self.tid,
+         self.ppid, self.seq, self.features, self.dropped, self.capacity, self.flags,
+         _, name) = f
+        self.thread_name = name.rstrip(b"\0").decode()
+        assert self.magic == b"VPROFTRC", f"{path}: bad magic"
+        assert len(data) == 256 + 16 * self.capacity, f"{path}: size != capacity"
+        words = array.array("Q")
+        words.frombytes(data[256:])
+        self.heads, self.args = words[0::2], words[1::2]
+        try:
+            self.count = self.heads.index(0)  # first empty slot ends the stream
+        except ValueError:
+            self.count = len(self.heads)
+
+    def records(self):
+        """[(kind, ticks, arg)] of the finished records."""
+        return [(h >> KIND_SHIFT, h & TICKS_MASK, a)
+                for h, a in zip(self.heads[:self.count], self.args[:self.count])]
+
+
+def read_dir(path):
+    """All streams of a trace directory, sorted by (pid, seq)."""
+    streams = [Stream(p) for p in pathlib.Path(path).glob("*.vpt")]
+    return sorted(streams, key=lambda s: (s.pid, s.seq))
+
+
+def labels(path, pid):
+    """{id: text} from <pid>.labels."""
+    out = {}
+    for line in (pathlib.Path(path) / f"{pid}.labels").read_text().splitlines():
+        i, text = line.split("\t", 1)
+        out[int(i)] = text
+    return out
