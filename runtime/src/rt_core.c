@@ -56,6 +56,7 @@ static struct {
   int state;
   vprof_options opt;
   const char *dir;
+  int dir_state; /* 0 not yet created, 1 usable, 2 unusable */
   uint64_t chunk_bytes;
   uint64_t max_bytes;
   size_t page;
@@ -251,10 +252,28 @@ static char *map_chunk(rt_thread *t, uint64_t k, int fd_or_neg) {
   return m == MAP_FAILED ? NULL : (char *)m;
 }
 
+/* Creates the trace directory on the first stream; if that fails, tracing turns off
+ * for the whole process (silently unless verbose). Returns 0 if the directory is usable. */
+static int dir_ready(void) {
+  int r = __atomic_load_n(&g.dir_state, __ATOMIC_ACQUIRE);
+  if (r == 0) {
+    r = make_dirs(g.dir) == 0 ? 1 : 2;
+    if (r == 2) {
+      vprof_rt_log_("trace directory %s unusable (%s): tracing off", g.dir, strerror(errno));
+      __atomic_store_n(&vprof_rt_sync_on_, 0, __ATOMIC_RELAXED);
+      __atomic_store_n(&g.state, VPROF_RT_OFF, __ATOMIC_RELEASE);
+    }
+    __atomic_store_n(&g.dir_state, r, __ATOMIC_RELEASE);
+  }
+  return r == 1 ? 0 : -1;
+}
+
 static void stream_open(rt_thread *t) {
   char path[PATH_MAX];
   vprof_stream_header *h;
   int fd;
+  if (dir_ready() != 0)
+    return;
   t->dir = g.dir;
   t->chunk_bytes = g.chunk_bytes;
   t->max_chunks = g.max_bytes ? (g.max_bytes + g.chunk_bytes - 1) / g.chunk_bytes : 0;
@@ -470,11 +489,11 @@ static void init_once(void) {
   }
   set_sizes(g.opt.CHUNK_KB * 1024ull, g.opt.MAX_THREAD_MB * 1024ull * 1024ull);
   clock_start();
+  /* Made absolute now (the program may chdir), created by the first stream. */
   dir = absolute_dir(g.opt.TRACE_DIR);
-  if (!dir || make_dirs(dir) != 0) {
+  if (!dir) {
     vprof_rt_log_("trace directory %s unusable (%s): tracing off", g.opt.TRACE_DIR,
                   strerror(errno));
-    free(dir);
     __atomic_store_n(&g.state, VPROF_RT_OFF, __ATOMIC_RELEASE);
     return;
   }
@@ -603,6 +622,7 @@ int vprof_rt_set_trace_dir(const char *dir) {
     return -1;
   }
   g.dir = abs; /* the previous string may still be used by open streams: kept */
+  __atomic_store_n(&g.dir_state, 1, __ATOMIC_RELEASE);
   if (s == VPROF_RT_OFF) {
     if (!g.chunk_bytes)
       set_sizes(g.opt.CHUNK_KB * 1024ull, g.opt.MAX_THREAD_MB * 1024ull * 1024ull);

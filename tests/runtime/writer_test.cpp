@@ -1,0 +1,236 @@
+// Unit tests of the libvprof_rt writer driven with injected timestamps
+// (<vprof/rt_testing.h>), read back with a minimal reader of the format.
+#include <vprof/probe.h>
+#include <vprof/rt_testing.h>
+#include <vprof/trace_format.h>
+#include <vprof/vprof.h>
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <pthread.h>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <unistd.h>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+struct Rec {
+  unsigned kind;
+  uint64_t ticks, arg;
+  bool operator==(const Rec &o) const {
+    return kind == o.kind && ticks == o.ticks && arg == o.arg;
+  }
+};
+
+struct Stream {
+  vprof_stream_header h{};
+  std::vector<Rec> recs;
+  uint64_t file_size = 0;
+};
+
+Stream read_stream(const fs::path &p) {
+  std::ifstream in(p, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  Stream s;
+  s.file_size = bytes.size();
+  EXPECT_GE(bytes.size(), sizeof s.h) << p;
+  std::memcpy(&s.h, bytes.data(), sizeof s.h);
+  for (size_t off = VPROF_STREAM_HEADER_SIZE; off + 16 <= bytes.size(); off += 16) {
+    vprof_record r;
+    std::memcpy(&r, bytes.data() + off, sizeof r);
+    if (vprof_record_kind_of(&r) == VPROF_REC_NONE)
+      break;
+    s.recs.push_back({vprof_record_kind_of(&r), vprof_record_ticks(&r), r.arg});
+  }
+  return s;
+}
+
+class Writer : public ::testing::Test {
+protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/vprof-writer-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    dir_ = tmpl;
+    ASSERT_EQ(vprof_rt_set_trace_dir(dir_.c_str()), 0);
+    ASSERT_EQ(vprof_rt_enabled(), 1);
+    vprof_rt_set_stream_limits(4096, 0);
+  }
+  void TearDown() override {
+    vprof_rt_close_thread_stream(nullptr, 0);
+    fs::remove_all(dir_);
+  }
+  Stream close_and_read() {
+    char path[4096];
+    EXPECT_EQ(vprof_rt_close_thread_stream(path, sizeof path), 0);
+    return read_stream(path);
+  }
+  std::string dir_;
+};
+
+TEST_F(Writer, RoundTripOfAnExactTimeline) {
+  std::vector<Rec> want = {{VPROF_REC_ENTER, 1000, 7 | (123ull << 32)},
+                           {VPROF_REC_LOCK_WAIT, 1005, 0xdeadbeef},
+                           {VPROF_REC_LOCK_ACQUIRE, 1010, 0xdeadbeef},
+                           {VPROF_REC_EXIT, 1020, 7 | (123ull << 32)},
+                           {VPROF_REC_WAKE, VPROF_TICKS_MASK, ~0ull}};
+  for (const Rec &r : want)
+    vprof_rt_emit_at(r.kind, r.arg, r.ticks);
+  vprof_rt_emit_at(VPROF_REC_ENTER, 1, (5ull << 56) | 42); // only low 56 bits are kept
+  want.push_back({VPROF_REC_ENTER, 42, 1});
+  Stream s = close_and_read();
+  EXPECT_EQ(s.recs, want);
+  EXPECT_EQ(std::memcmp(s.h.magic, VPROF_TRACE_MAGIC, 8), 0);
+  EXPECT_EQ(s.h.version, VPROF_TRACE_VERSION);
+  EXPECT_EQ(s.h.header_size, 256u);
+  EXPECT_EQ(s.h.record_size, 16u);
+  EXPECT_EQ(s.h.pid, (uint32_t)getpid());
+  EXPECT_EQ(s.h.tid, (uint32_t)gettid());
+  EXPECT_EQ(s.h.ppid, (uint32_t)getppid());
+  EXPECT_EQ(s.h.dropped, 0u);
+  EXPECT_TRUE(s.h.flags & VPROF_STREAM_CLOSED);
+  EXPECT_TRUE(s.h.features & VPROF_FEATURE_FRAME_DEPTH);
+  uint64_t base, hz;
+  vprof_rt_clock(&base, &hz);
+  EXPECT_EQ(s.h.base_ticks, base);
+  EXPECT_EQ(s.h.ticks_per_second, hz);
+  EXPECT_EQ(s.file_size, 256 + 16 * s.h.capacity_records);
+}
+
+TEST_F(Writer, GrowsOneChunkAtATime) {
+  for (uint64_t i = 0; i < 1000; i++)
+    vprof_rt_emit_at(VPROF_REC_ENTER, i, 10 + i);
+  Stream s = close_and_read();
+  ASSERT_EQ(s.recs.size(), 1000u);
+  for (uint64_t i = 0; i < 1000; i++)
+    ASSERT_EQ(s.recs[i], (Rec{VPROF_REC_ENTER, 10 + i, i}));
+  // 1000 records + header need 16256 bytes: four 4 KiB chunks
+  EXPECT_EQ(s.file_size, 4u * 4096);
+  EXPECT_EQ(s.h.capacity_records, (4u * 4096 - 256) / 16);
+}
+
+TEST_F(Writer, DropsPastTheLimitAreCountedExactly) {
+  vprof_rt_set_stream_limits(4096, 8192);
+  for (uint64_t i = 0; i < 1000; i++)
+    vprof_rt_emit_at(VPROF_REC_ENTER, i, i + 1);
+  Stream s = close_and_read();
+  EXPECT_EQ(s.h.capacity_records, (8192u - 256) / 16);
+  ASSERT_EQ(s.recs.size(), s.h.capacity_records);
+  EXPECT_EQ(s.h.dropped, 1000 - s.h.capacity_records);
+  EXPECT_EQ(s.recs.back(), (Rec{VPROF_REC_ENTER, s.h.capacity_records, s.h.capacity_records - 1}));
+}
+
+TEST_F(Writer, ClosingTwiceOrWithoutStreamFails) {
+  EXPECT_EQ(vprof_rt_close_thread_stream(nullptr, 0), -1);
+  vprof_rt_emit_at(VPROF_REC_ENTER, 1, 1);
+  EXPECT_EQ(vprof_rt_close_thread_stream(nullptr, 0), 0);
+  EXPECT_EQ(vprof_rt_close_thread_stream(nullptr, 0), -1);
+}
+
+TEST_F(Writer, ReopeningGivesANewStreamSequence) {
+  char a[4096], b[4096];
+  vprof_rt_emit_at(VPROF_REC_ENTER, 1, 1);
+  ASSERT_EQ(vprof_rt_close_thread_stream(a, sizeof a), 0);
+  vprof_rt_emit_at(VPROF_REC_ENTER, 2, 2);
+  ASSERT_EQ(vprof_rt_close_thread_stream(b, sizeof b), 0);
+  Stream sa = read_stream(a), sb = read_stream(b);
+  EXPECT_EQ(sb.h.stream_seq, sa.h.stream_seq + 1);
+  EXPECT_EQ(sb.recs, (std::vector<Rec>{{VPROF_REC_ENTER, 2, 2}}));
+}
+
+TEST_F(Writer, ThreadExitClosesItsStream) {
+  uint32_t tid = 0;
+  std::thread t([&] {
+    tid = (uint32_t)gettid();
+    pthread_setname_np(pthread_self(), "vprof-worker");
+    vprof_rt_emit_at(VPROF_REC_ATTACH, 5, 50);
+  });
+  t.join();
+  int found = 0;
+  for (const auto &e : fs::directory_iterator(dir_)) {
+    if (e.path().extension() != ".vpt")
+      continue;
+    Stream s = read_stream(e.path());
+    if (s.h.tid != tid)
+      continue;
+    found++;
+    EXPECT_TRUE(s.h.flags & VPROF_STREAM_CLOSED);
+    EXPECT_STREQ(s.h.thread_name, "vprof-worker");
+    EXPECT_EQ(s.recs, (std::vector<Rec>{{VPROF_REC_ATTACH, 50, 5}}));
+  }
+  EXPECT_EQ(found, 1);
+}
+
+TEST_F(Writer, AnnotationAbiRecordsAndLabels) {
+  static vprof_label label = {"NewOrder", 0};
+  uint64_t id = vprof_interval_begin(&label);
+  uint64_t id2 = vprof_interval_begin(&label);
+  vprof_interval_attach(id);
+  vprof_handoff_send(&label);
+  vprof_handoff_recv(&label);
+  vprof_wait_begin(&label);
+  vprof_wait_end(&label);
+  vprof_wake(&label);
+  vprof_interval_detach(id);
+  vprof_interval_end(id);
+  vprof_interval_begin_id(77, nullptr);
+  Stream s = close_and_read();
+  EXPECT_EQ(id >> 40, (uint64_t)getpid());
+  EXPECT_NE(id, id2);
+  ASSERT_NE(label.id, 0u);
+  std::vector<unsigned> kinds;
+  for (const Rec &r : s.recs)
+    kinds.push_back(r.kind);
+  EXPECT_EQ(kinds, (std::vector<unsigned>{
+                       VPROF_REC_INTERVAL_BEGIN, VPROF_REC_LABEL, VPROF_REC_INTERVAL_BEGIN,
+                       VPROF_REC_LABEL, VPROF_REC_ATTACH, VPROF_REC_HANDOFF_SEND,
+                       VPROF_REC_HANDOFF_RECV, VPROF_REC_WAIT_BEGIN, VPROF_REC_WAIT_END,
+                       VPROF_REC_WAKE, VPROF_REC_DETACH, VPROF_REC_INTERVAL_END,
+                       VPROF_REC_INTERVAL_BEGIN}));
+  EXPECT_EQ(s.recs[0].arg, id);
+  EXPECT_EQ(s.recs[1].arg, label.id);
+  EXPECT_EQ(s.recs[0].ticks, s.recs[1].ticks); // LABEL shares BEGIN's timestamp
+  EXPECT_EQ(s.recs[5].arg, (uint64_t)(uintptr_t)&label);
+  EXPECT_EQ(s.recs.back().arg, 77u);
+  std::ifstream in(fs::path(dir_) / (std::to_string(getpid()) + ".labels"));
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_EQ(text.str(), std::to_string(label.id) + "\tNewOrder\n"); // written once
+}
+
+TEST_F(Writer, StdMutexIsSeenThroughTheInterposer) {
+  std::mutex m;
+  m.lock();
+  m.unlock();
+  Stream s = close_and_read();
+  uint64_t obj = (uint64_t)(uintptr_t)m.native_handle();
+  std::vector<unsigned> kinds;
+  for (const Rec &r : s.recs)
+    if (r.arg == obj)
+      kinds.push_back(r.kind);
+  EXPECT_EQ(kinds, (std::vector<unsigned>{VPROF_REC_LOCK_ACQUIRE, VPROF_REC_LOCK_RELEASE}));
+}
+
+TEST_F(Writer, ProbeHotPathWritesDepthAndSite) {
+  {
+    VPROF_PROBE_SCOPE(9);
+  }
+  Stream s = close_and_read();
+  ASSERT_EQ(s.recs.size(), 2u);
+  EXPECT_EQ(s.recs[0].kind, VPROF_REC_ENTER);
+  EXPECT_EQ(s.recs[1].kind, VPROF_REC_EXIT);
+  EXPECT_EQ(s.recs[0].arg, s.recs[1].arg);
+  EXPECT_EQ(s.recs[0].arg & 0xffffffffu, 9u);
+  EXPECT_EQ(s.recs[0].arg >> 32,
+            (uint32_t)(0u - (uintptr_t)__builtin_frame_address(0)));
+  EXPECT_LE(s.recs[0].ticks, s.recs[1].ticks);
+}
+
+} // namespace
