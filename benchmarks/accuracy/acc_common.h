@@ -31,7 +31,12 @@
     }                                                                                      \
   } while (0)
 
-#define ACC_SPIN_US(us) ACC_SPIN_NS((uint64_t)((us) * 1000.0))
+/* Durations in the programs are written in units "u" of ACC_UNIT_NS = 10 us, so the
+ * planted variances (~1e6 us^2) dwarf what a loaded 2-core machine adds (millisecond
+ * preemptions, wake-up delays): a single 4 ms stall among 300 intervals moves a share by
+ * ~4 pp at this scale, but by ~100 pp at 1 u = 1 us. Shares do not depend on the unit. */
+#define ACC_UNIT_NS 10000.0
+#define ACC_SPIN_UNITS(u) ACC_SPIN_NS((uint64_t)((u) * ACC_UNIT_NS))
 
 /* splitmix64: deterministic, seedable, good enough for drawing durations. Used only
  * outside the timed intervals (draws are made up front). */
@@ -105,7 +110,7 @@ static inline double acc_cov(const double *x, const double *y, int n) {
 }
 
 /* Prints the two lines the tests parse:
- *   accuracy: program=<p> intervals=<n> mean_us=<m> var_us2=<v>
+ *   accuracy: program=<p> intervals=<n> mean_us=<m> var_us2=<v>     (real microseconds)
  *   truth: program=<p> cause=<qualified name>[,<second>] kind=var|cov share=<s> analytic=<a>
  * `lat_ns` are the interval latencies, `cause_ns` (and `cause2_ns` for kind=cov) the
  * realised per-interval time of the planted factor. share = Var(cause)/Var(L), or

@@ -1,15 +1,15 @@
 /* Accuracy program "condvar": the interval waits on a condition variable that a helper
  * thread signals when its reply is ready. Per interval the main thread runs cv_prepare
- * (constant 40 us), posts a request (signal), waits on the condition variable, then runs
- * cv_finish, U(0, 250) us (Var 5208 us^2). The helper thread, woken by the request, runs
- * cv_compute_reply, U(50, 450) us (Var 13333 us^2), then signals. The helper is never
+ * (constant 10 u), posts a request (signal), waits on the condition variable, then runs
+ * cv_finish, U(0, 250) u (Var 5208 u^2). The helper thread, woken by the request, runs
+ * cv_compute_reply, U(0, 400) u (Var 13333 u^2), then signals. The helper is never
  * attached to the interval: the cause is reachable only along the wake-up edge
- * signal -> wait return. Var(L) = 18542 us^2 (+ wake-up jitter); planted share 0.719. */
+ * signal -> wait return. Var(L) = 18542 u^2 (+ wake-up jitter); planted share 0.719. */
 #include "acc_common.h"
 
 #include <pthread.h>
 
-static double *g_work_us, *g_noise_us;
+static double *g_work_u, *g_noise_u;
 static double *g_cause_ns, *g_lat_ns;
 
 static pthread_mutex_t g_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -18,7 +18,7 @@ static pthread_cond_t g_reply_cv = PTHREAD_COND_INITIALIZER;
 static int g_request = -1; /* index asked for, -2 stop */
 static int g_reply = -1;   /* index answered */
 
-void cv_compute_reply(int i) { ACC_SPIN_US(g_work_us[i]); }
+void cv_compute_reply(int i) { ACC_SPIN_UNITS(g_work_u[i]); }
 
 static void *helper_main(void *arg) {
   (void)arg;
@@ -43,9 +43,9 @@ static void *helper_main(void *arg) {
 
 void cv_prepare(int i) {
   (void)i;
-  ACC_SPIN_US(40);
+  ACC_SPIN_UNITS(10);
 }
-void cv_finish(int i) { ACC_SPIN_US(g_noise_us[i]); }
+void cv_finish(int i) { ACC_SPIN_UNITS(g_noise_u[i]); }
 
 void cv_await_reply(int i) {
   pthread_mutex_lock(&g_mu);
@@ -70,16 +70,16 @@ void run_query(int i) {
 
 int main(int argc, char **argv) {
   acc_options o;
-  acc_parse(argc, argv, &o, 1000);
+  acc_parse(argc, argv, &o, 300);
   int n = o.intervals;
   uint64_t rng = o.seed;
-  g_work_us = acc_xcalloc(n, sizeof(double));
-  g_noise_us = acc_xcalloc(n, sizeof(double));
+  g_work_u = acc_xcalloc(n, sizeof(double));
+  g_noise_u = acc_xcalloc(n, sizeof(double));
   g_cause_ns = acc_xcalloc(n, sizeof(double));
   g_lat_ns = acc_xcalloc(n, sizeof(double));
   for (int i = 0; i < n; ++i) {
-    g_work_us[i] = acc_uniform(&rng, 50, 450);
-    g_noise_us[i] = acc_uniform(&rng, 0, 250);
+    g_work_u[i] = acc_uniform(&rng, 0, 400);
+    g_noise_u[i] = acc_uniform(&rng, 0, 250);
   }
   pthread_t helper;
   if (pthread_create(&helper, NULL, helper_main, NULL) != 0) {

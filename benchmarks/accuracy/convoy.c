@@ -1,7 +1,7 @@
 /* Accuracy program "convoy": a lock convoy whose variance is the holder's work. Each of
- * --threads (default 2) threads runs intervals: convoy_prepare (constant 40 us), then
- * pthread_mutex_lock(&g_table_lock), convoy_holder_work U(20, 300) us (Var 6533 us^2)
- * inside the critical section, unlock, then convoy_reply U(0, 200) us (Var 3333 us^2).
+ * --threads (default 2) threads runs intervals: convoy_prepare (constant 10 u), then
+ * pthread_mutex_lock(&g_table_lock), convoy_holder_work U(20, 300) u (Var 6533 u^2)
+ * inside the critical section, unlock, then convoy_reply U(0, 200) u (Var 3333 u^2).
  * The lock is held ~80 % of the time, so most intervals wait for the other thread's
  * critical section: the wait's variance is the *holder's* convoy_holder_work, and the
  * profiler must follow the wake-up edge unlock -> lock to name it (not just the wait).
@@ -14,19 +14,19 @@
 
 #include <pthread.h>
 
-static double *g_work_us, *g_noise_us;
+static double *g_work_u, *g_noise_u;
 static double *g_lat_ns, *g_cause_ns;
 static uint64_t *g_req_ns, *g_acq_ns, *g_cs_begin_ns, *g_cs_end_ns;
 static int g_n, g_threads;
 static pthread_mutex_t g_table_lock = PTHREAD_MUTEX_INITIALIZER;
 
-void convoy_holder_work(int i) { ACC_SPIN_US(g_work_us[i]); }
+void convoy_holder_work(int i) { ACC_SPIN_UNITS(g_work_u[i]); }
 
 void convoy_prepare(int i) {
   (void)i;
-  ACC_SPIN_US(40);
+  ACC_SPIN_UNITS(10);
 }
-void convoy_reply(int i) { ACC_SPIN_US(g_noise_us[i]); }
+void convoy_reply(int i) { ACC_SPIN_UNITS(g_noise_u[i]); }
 
 void convoy_update_table(int i) {
   g_req_ns[i] = ACC_NOW_NS();
@@ -64,12 +64,12 @@ static int by_cs_begin(const void *a, const void *b) {
 
 int main(int argc, char **argv) {
   acc_options o;
-  acc_parse(argc, argv, &o, 1000);
+  acc_parse(argc, argv, &o, 300);
   g_n = o.intervals;
   g_threads = o.threads > 0 ? o.threads : 2;
   uint64_t rng = o.seed;
-  g_work_us = acc_xcalloc(g_n, sizeof(double));
-  g_noise_us = acc_xcalloc(g_n, sizeof(double));
+  g_work_u = acc_xcalloc(g_n, sizeof(double));
+  g_noise_u = acc_xcalloc(g_n, sizeof(double));
   g_lat_ns = acc_xcalloc(g_n, sizeof(double));
   g_cause_ns = acc_xcalloc(g_n, sizeof(double));
   g_req_ns = acc_xcalloc(g_n, sizeof(uint64_t));
@@ -77,8 +77,8 @@ int main(int argc, char **argv) {
   g_cs_begin_ns = acc_xcalloc(g_n, sizeof(uint64_t));
   g_cs_end_ns = acc_xcalloc(g_n, sizeof(uint64_t));
   for (int i = 0; i < g_n; ++i) {
-    g_work_us[i] = acc_uniform(&rng, 20, 300);
-    g_noise_us[i] = acc_uniform(&rng, 0, 200);
+    g_work_u[i] = acc_uniform(&rng, 20, 300);
+    g_noise_u[i] = acc_uniform(&rng, 0, 200);
   }
   pthread_t *tids = acc_xcalloc(g_threads, sizeof(pthread_t));
   for (int t = 0; t < g_threads; ++t)

@@ -1,19 +1,19 @@
 /* Accuracy program "deep": the planted cause is deep_fetch_block, four calls below the
  * annotated root (handle_request -> route_request -> lookup_index -> fetch_page ->
- * deep_fetch_block), busy-waiting U(50, 450) us per interval: Var = 400^2/12 = 13333 us^2.
- * Siblings: parse_request and finish_lookup are constant, log_request is U(100, 300) us
- * (Var 3333 us^2), independent of the planted draw. Hence Var(L) = 16667 us^2 and the
+ * deep_fetch_block), busy-waiting U(0, 400) u per interval: Var = 400^2/12 = 13333 u^2.
+ * Siblings: parse_request and finish_lookup are constant, log_request is U(0, 200) u
+ * (Var 3333 u^2), independent of the planted draw. Hence Var(L) = 16667 u^2 and the
  * planted share is 13333/16667 = 0.80 by construction; the program also prints the
  * realised share from its own per-interval measurements. */
 #include "acc_common.h"
 
-static double *g_deep_us, *g_noise_us; /* drawn up front, one per interval */
+static double *g_deep_u, *g_noise_u; /* drawn up front, one per interval */
 static double *g_cause_ns, *g_lat_ns;  /* realised, one per interval */
 
-void deep_fetch_block(int i) { ACC_SPIN_US(g_deep_us[i]); }
+void deep_fetch_block(int i) { ACC_SPIN_UNITS(g_deep_u[i]); }
 
 void fetch_page(int i) {
-  ACC_SPIN_US(10); /* constant: page header check */
+  ACC_SPIN_UNITS(3); /* constant: page header check */
   uint64_t t = ACC_NOW_NS();
   deep_fetch_block(i);
   g_cause_ns[i] = (double)(ACC_NOW_NS() - t);
@@ -21,26 +21,26 @@ void fetch_page(int i) {
 
 void finish_lookup(int i) {
   (void)i;
-  ACC_SPIN_US(20);
+  ACC_SPIN_UNITS(5);
 }
 
 void lookup_index(int i) {
-  ACC_SPIN_US(15);
+  ACC_SPIN_UNITS(4);
   fetch_page(i);
   finish_lookup(i);
 }
 
 void route_request(int i) {
-  ACC_SPIN_US(10);
+  ACC_SPIN_UNITS(3);
   lookup_index(i);
 }
 
 void parse_request(int i) {
   (void)i;
-  ACC_SPIN_US(40);
+  ACC_SPIN_UNITS(10);
 }
 
-void log_request(int i) { ACC_SPIN_US(g_noise_us[i]); }
+void log_request(int i) { ACC_SPIN_UNITS(g_noise_u[i]); }
 
 /* The root: one interval per request. */
 void handle_request(int i) {
@@ -56,16 +56,16 @@ void handle_request(int i) {
 
 int main(int argc, char **argv) {
   acc_options o;
-  acc_parse(argc, argv, &o, 1000);
+  acc_parse(argc, argv, &o, 300);
   int n = o.intervals;
   uint64_t rng = o.seed;
-  g_deep_us = acc_xcalloc(n, sizeof(double));
-  g_noise_us = acc_xcalloc(n, sizeof(double));
+  g_deep_u = acc_xcalloc(n, sizeof(double));
+  g_noise_u = acc_xcalloc(n, sizeof(double));
   g_cause_ns = acc_xcalloc(n, sizeof(double));
   g_lat_ns = acc_xcalloc(n, sizeof(double));
   for (int i = 0; i < n; ++i) {
-    g_deep_us[i] = acc_uniform(&rng, 50, 450);
-    g_noise_us[i] = acc_uniform(&rng, 100, 300);
+    g_deep_u[i] = acc_uniform(&rng, 0, 400);
+    g_noise_u[i] = acc_uniform(&rng, 0, 200);
   }
   for (int i = 0; i < n; ++i)
     handle_request(i);

@@ -1,8 +1,8 @@
 /* Accuracy program "fsync_io": the planted cause is I/O wait. Per interval io_prepare is
- * constant (40 us); io_sync_block does k rounds of (write a 4-64 KiB block, fsync), k
+ * constant (4 u); io_sync_block does k rounds of (write a 4-64 KiB block, fsync), k
  * drawn uniformly from {0..4} (Var(k) = 2), so its time is k fsyncs whose duration the
- * disk decides (~0.3-8 ms on the VMs here); io_index_update is U(0, 1000) us of CPU
- * (Var 83333 us^2). As the fsync time is not under the program's control the analytic
+ * disk decides (~0.3-8 ms on the VMs here); io_index_update is U(0, 100) u of CPU
+ * (Var 833 u^2 = 83333 us^2). As the fsync time is not under the program's control the analytic
  * share is not given (nan); the realised share (Var of io_sync_block's measured time over
  * Var(L)) is the reference (~0.6-0.9). The file lives in $ACC_IO_DIR (default:
  * the current directory); on tmpfs fsync is free and the share collapses. */
@@ -11,7 +11,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
-static double *g_bytes, *g_noise_us;
+static double *g_bytes, *g_noise_u;
 static int *g_rounds;
 static double *g_cause_ns, *g_lat_ns;
 static int g_fd = -1;
@@ -28,9 +28,9 @@ void io_sync_block(int i) {
 
 void io_prepare(int i) {
   (void)i;
-  ACC_SPIN_US(40);
+  ACC_SPIN_UNITS(4);
 }
-void io_index_update(int i) { ACC_SPIN_US(g_noise_us[i]); }
+void io_index_update(int i) { ACC_SPIN_UNITS(g_noise_u[i]); }
 
 /* The root: one interval per commit. */
 void commit_record(int i) {
@@ -61,13 +61,13 @@ int main(int argc, char **argv) {
   }
   memset(g_block, 'v', sizeof g_block);
   g_bytes = acc_xcalloc(n, sizeof(double));
-  g_noise_us = acc_xcalloc(n, sizeof(double));
+  g_noise_u = acc_xcalloc(n, sizeof(double));
   g_rounds = acc_xcalloc(n, sizeof(int));
   g_cause_ns = acc_xcalloc(n, sizeof(double));
   g_lat_ns = acc_xcalloc(n, sizeof(double));
   for (int i = 0; i < n; ++i) {
     g_bytes[i] = acc_uniform(&rng, 4096, 65536);
-    g_noise_us[i] = acc_uniform(&rng, 0, 1000);
+    g_noise_u[i] = acc_uniform(&rng, 0, 100);
     g_rounds[i] = (int)(acc_rng_next(&rng) % 5);
   }
   for (int i = 0; i < n; ++i)

@@ -1,16 +1,16 @@
 /* Accuracy program "handoff": the interval crosses threads through a user queue. The main
- * thread begins each interval in submit_request (constant 40 us of preparation), publishes
+ * thread begins each interval in submit_request (constant 10 u of preparation), publishes
  * it on a mutex+condvar queue (VPROF_HANDOFF_SEND) and detaches; the consumer thread takes
  * it (VPROF_HANDOFF_RECV), attaches, runs serve_request and ends the interval there. The
- * planted cause is serve_compute, U(50, 450) us (Var 13333 us^2), on the consumer side
- * of the hand-off; serve_encode is U(0, 300) us (Var 7500 us^2); serve_decode constant.
- * One request is in flight at a time, so no queueing delay: Var(L) = 20833 us^2 plus the
+ * planted cause is serve_compute, U(0, 400) u (Var 13333 u^2), on the consumer side
+ * of the hand-off; serve_encode is U(0, 300) u (Var 7500 u^2); serve_decode constant.
+ * One request is in flight at a time, so no queueing delay: Var(L) = 20833 u^2 plus the
  * (small) hand-off latency jitter, planted share 13333/20833 = 0.64. */
 #include "acc_common.h"
 
 #include <pthread.h>
 
-static double *g_work_us, *g_noise_us;
+static double *g_work_u, *g_noise_u;
 static double *g_cause_ns, *g_lat_ns;
 static uint64_t *g_start_ns;
 
@@ -23,10 +23,10 @@ static int g_done = -1; /* last completed request */
 
 void serve_decode(int i) {
   (void)i;
-  ACC_SPIN_US(30);
+  ACC_SPIN_UNITS(8);
 }
-void serve_compute(int i) { ACC_SPIN_US(g_work_us[i]); }
-void serve_encode(int i) { ACC_SPIN_US(g_noise_us[i]); }
+void serve_compute(int i) { ACC_SPIN_UNITS(g_work_u[i]); }
+void serve_encode(int i) { ACC_SPIN_UNITS(g_noise_u[i]); }
 
 /* Consumer-side root: runs the request and ends its interval. */
 void serve_request(int i, uint64_t iv) {
@@ -63,7 +63,7 @@ static void *consumer_main(void *arg) {
 
 void submit_prepare(int i) {
   (void)i;
-  ACC_SPIN_US(40);
+  ACC_SPIN_UNITS(10);
 }
 
 /* Producer-side root: begins the interval and hands it to the consumer. */
@@ -83,17 +83,17 @@ void submit_request(int i) {
 
 int main(int argc, char **argv) {
   acc_options o;
-  acc_parse(argc, argv, &o, 1000);
+  acc_parse(argc, argv, &o, 300);
   int n = o.intervals;
   uint64_t rng = o.seed;
-  g_work_us = acc_xcalloc(n, sizeof(double));
-  g_noise_us = acc_xcalloc(n, sizeof(double));
+  g_work_u = acc_xcalloc(n, sizeof(double));
+  g_noise_u = acc_xcalloc(n, sizeof(double));
   g_cause_ns = acc_xcalloc(n, sizeof(double));
   g_lat_ns = acc_xcalloc(n, sizeof(double));
   g_start_ns = acc_xcalloc(n, sizeof(uint64_t));
   for (int i = 0; i < n; ++i) {
-    g_work_us[i] = acc_uniform(&rng, 50, 450);
-    g_noise_us[i] = acc_uniform(&rng, 0, 300);
+    g_work_u[i] = acc_uniform(&rng, 0, 400);
+    g_noise_u[i] = acc_uniform(&rng, 0, 300);
   }
   pthread_t consumer;
   if (pthread_create(&consumer, NULL, consumer_main, NULL) != 0) {

@@ -1,11 +1,11 @@
 /* Accuracy program "multiproc": the planted cause runs in a second process. The parent
  * forks a server child; both share an anonymous MAP_SHARED page holding two
  * process-shared POSIX semaphores and the per-request records. Per interval the parent
- * runs mp_prepare (constant 40 us), posts the request semaphore, waits on the reply
- * semaphore, then runs mp_finish, U(0, 300) us (Var 7500 us^2). The child, woken by the
- * post, runs mp_server_work, U(50, 450) us (Var 13333 us^2), and posts the reply. The
+ * runs mp_prepare (constant 10 u), posts the request semaphore, waits on the reply
+ * semaphore, then runs mp_finish, U(0, 300) u (Var 7500 u^2). The child, woken by the
+ * post, runs mp_server_work, U(0, 400) u (Var 13333 u^2), and posts the reply. The
  * cause is reachable only across processes (sem_post -> sem_wait wake-up edges).
- * Var(L) = 20833 us^2 (+ wake-up jitter); planted share 13333/20833 = 0.64. */
+ * Var(L) = 20833 u^2 (+ wake-up jitter); planted share 13333/20833 = 0.64. */
 #include "acc_common.h"
 
 #include <semaphore.h>
@@ -20,11 +20,11 @@ struct shared_area {
 };
 
 static struct shared_area *g_shm;
-static double *g_work_us, *g_noise_us; /* drawn before fork: both processes see them */
+static double *g_work_u, *g_noise_u; /* drawn before fork: both processes see them */
 static double *g_cause_ns;             /* in shared memory, written by the child */
 static double *g_lat_ns;
 
-void mp_server_work(int i) { ACC_SPIN_US(g_work_us[i]); }
+void mp_server_work(int i) { ACC_SPIN_UNITS(g_work_u[i]); }
 
 /* Child process: serve until told to stop. */
 static void server_loop(void) {
@@ -43,9 +43,9 @@ static void server_loop(void) {
 
 void mp_prepare(int i) {
   (void)i;
-  ACC_SPIN_US(40);
+  ACC_SPIN_UNITS(10);
 }
-void mp_finish(int i) { ACC_SPIN_US(g_noise_us[i]); }
+void mp_finish(int i) { ACC_SPIN_UNITS(g_noise_u[i]); }
 
 void mp_call_server(int i) {
   g_shm->index = i;
@@ -68,7 +68,7 @@ void client_call(int i) {
 
 int main(int argc, char **argv) {
   acc_options o;
-  acc_parse(argc, argv, &o, 1000);
+  acc_parse(argc, argv, &o, 300);
   int n = o.intervals;
   uint64_t rng = o.seed;
   size_t bytes = sizeof(struct shared_area) + (size_t)n * sizeof(double);
@@ -83,12 +83,12 @@ int main(int argc, char **argv) {
     perror("multiproc: sem_init");
     return 1;
   }
-  g_work_us = acc_xcalloc(n, sizeof(double));
-  g_noise_us = acc_xcalloc(n, sizeof(double));
+  g_work_u = acc_xcalloc(n, sizeof(double));
+  g_noise_u = acc_xcalloc(n, sizeof(double));
   g_lat_ns = acc_xcalloc(n, sizeof(double));
   for (int i = 0; i < n; ++i) {
-    g_work_us[i] = acc_uniform(&rng, 50, 450);
-    g_noise_us[i] = acc_uniform(&rng, 0, 300);
+    g_work_u[i] = acc_uniform(&rng, 0, 400);
+    g_noise_u[i] = acc_uniform(&rng, 0, 300);
   }
   fflush(stdout);
   pid_t child = fork();

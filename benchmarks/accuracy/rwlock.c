@@ -1,8 +1,8 @@
 /* Accuracy program "rwlock": readers wait for a writer behind a pthread rwlock. A
- * maintenance thread loops: wrlock, rw_rebuild_index U(50, 600) us, unlock, then a
- * constant 150 us pause. Each interval (main thread) runs rw_prepare (constant 40 us),
- * takes the read lock, rw_lookup (constant 30 us), unlocks, then rw_reply U(0, 200) us
- * (Var 3333 us^2). Whether an interval waits, and for how long, depends on where the
+ * maintenance thread loops: wrlock, rw_rebuild_index U(50, 600) u, unlock, then a
+ * constant 150 u pause. Each interval (main thread) runs rw_prepare (constant 10 u),
+ * takes the read lock, rw_lookup (constant 8 u), unlocks, then rw_reply U(0, 200) u
+ * (Var 3333 u^2). Whether an interval waits, and for how long, depends on where the
  * writer is in its random section: the wait's variance is the writer's rw_rebuild_index,
  * reached along the wake-up edge wrunlock -> rdlock. Realised term per interval: the part
  * of the writer's sections that falls between the interval's lock request and its
@@ -13,7 +13,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 
-static double *g_noise_us, *g_writer_us;
+static double *g_noise_u, *g_writer_u;
 static double *g_lat_ns, *g_cause_ns;
 static uint64_t *g_req_ns, *g_acq_ns;
 static uint64_t *g_wr_begin_ns, *g_wr_end_ns; /* writer sections, in time order */
@@ -21,7 +21,7 @@ static int g_writer_max, g_writer_count;
 static atomic_int g_stop;
 static pthread_rwlock_t g_index_lock = PTHREAD_RWLOCK_INITIALIZER;
 
-void rw_rebuild_index(int w) { ACC_SPIN_US(g_writer_us[w]); }
+void rw_rebuild_index(int w) { ACC_SPIN_UNITS(g_writer_u[w]); }
 
 static void *writer_main(void *arg) {
   (void)arg;
@@ -33,7 +33,7 @@ static void *writer_main(void *arg) {
     g_wr_end_ns[w] = ACC_NOW_NS();
     pthread_rwlock_unlock(&g_index_lock);
     ++w;
-    ACC_SPIN_US(150);
+    ACC_SPIN_UNITS(150);
   }
   g_writer_count = w;
   return NULL;
@@ -41,13 +41,13 @@ static void *writer_main(void *arg) {
 
 void rw_prepare(int i) {
   (void)i;
-  ACC_SPIN_US(40);
+  ACC_SPIN_UNITS(10);
 }
 void rw_lookup(int i) {
   (void)i;
-  ACC_SPIN_US(30);
+  ACC_SPIN_UNITS(8);
 }
-void rw_reply(int i) { ACC_SPIN_US(g_noise_us[i]); }
+void rw_reply(int i) { ACC_SPIN_UNITS(g_noise_u[i]); }
 
 void rw_read_index(int i) {
   g_req_ns[i] = ACC_NOW_NS();
@@ -71,22 +71,22 @@ void serve_lookup(int i) {
 
 int main(int argc, char **argv) {
   acc_options o;
-  acc_parse(argc, argv, &o, 1500);
+  acc_parse(argc, argv, &o, 300);
   int n = o.intervals;
   uint64_t rng = o.seed;
   g_writer_max = 4 * n;
-  g_noise_us = acc_xcalloc(n, sizeof(double));
+  g_noise_u = acc_xcalloc(n, sizeof(double));
   g_lat_ns = acc_xcalloc(n, sizeof(double));
   g_cause_ns = acc_xcalloc(n, sizeof(double));
   g_req_ns = acc_xcalloc(n, sizeof(uint64_t));
   g_acq_ns = acc_xcalloc(n, sizeof(uint64_t));
-  g_writer_us = acc_xcalloc(g_writer_max, sizeof(double));
+  g_writer_u = acc_xcalloc(g_writer_max, sizeof(double));
   g_wr_begin_ns = acc_xcalloc(g_writer_max, sizeof(uint64_t));
   g_wr_end_ns = acc_xcalloc(g_writer_max, sizeof(uint64_t));
   for (int i = 0; i < n; ++i)
-    g_noise_us[i] = acc_uniform(&rng, 0, 200);
+    g_noise_u[i] = acc_uniform(&rng, 0, 200);
   for (int w = 0; w < g_writer_max; ++w)
-    g_writer_us[w] = acc_uniform(&rng, 50, 600);
+    g_writer_u[w] = acc_uniform(&rng, 50, 600);
   pthread_t writer;
   if (pthread_create(&writer, NULL, writer_main, NULL) != 0) {
     fprintf(stderr, "rwlock: pthread_create failed\n");

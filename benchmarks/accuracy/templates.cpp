@@ -1,7 +1,7 @@
 // Accuracy program "templates": the planted cause is a member of a class template,
 // acc::Batch<Item>::process, reached through a function template acc::run_pipeline<Batch>.
-// process busy-waits U(50, 450) us per interval (Var 13333 us^2); acc::Codec<T>::encode is
-// constant; acc::flush_sink is U(0, 300) us (Var 7500 us^2). Var(L) = 20833 us^2 and the
+// process busy-waits U(0, 400) u per interval (Var 13333 u^2); acc::Codec<T>::encode is
+// constant; acc::flush_sink is U(0, 300) u (Var 7500 u^2). Var(L) = 20833 u^2 and the
 // planted share is 13333/20833 = 0.64. The instrumenter sees the template pattern, so the
 // expected name is the pattern's qualified name "acc::Batch::process".
 #include "acc_common.h"
@@ -12,7 +12,7 @@
 
 namespace acc {
 
-static std::vector<double> g_work_us, g_noise_us, g_cause_ns, g_lat_ns;
+static std::vector<double> g_work_u, g_noise_u, g_cause_ns, g_lat_ns;
 
 struct Order {
   int id;
@@ -21,7 +21,7 @@ struct Order {
 
 template <typename T> struct Codec {
   static double encode(const T &item) {
-    ACC_SPIN_US(25);
+    ACC_SPIN_UNITS(6);
     return item.weight * 2;
   }
 };
@@ -30,7 +30,7 @@ template <typename Item> class Batch {
 public:
   explicit Batch(int id) : item_{id, 1.0} {}
   double process(int i) {
-    ACC_SPIN_US(g_work_us[i]);
+    ACC_SPIN_UNITS(g_work_u[i]);
     return item_.weight;
   }
   const Item &item() const { return item_; }
@@ -47,7 +47,7 @@ template <typename B> double run_pipeline(B &batch, int i) {
   return v;
 }
 
-void flush_sink(int i) { ACC_SPIN_US(g_noise_us[i]); }
+void flush_sink(int i) { ACC_SPIN_UNITS(g_noise_u[i]); }
 
 // The root: one interval per batch.
 double handle_batch(int i) {
@@ -67,16 +67,16 @@ double handle_batch(int i) {
 
 int main(int argc, char **argv) {
   acc_options o;
-  acc_parse(argc, argv, &o, 1000);
+  acc_parse(argc, argv, &o, 300);
   int n = o.intervals;
   uint64_t rng = o.seed;
-  acc::g_work_us.resize(n);
-  acc::g_noise_us.resize(n);
+  acc::g_work_u.resize(n);
+  acc::g_noise_u.resize(n);
   acc::g_cause_ns.resize(n);
   acc::g_lat_ns.resize(n);
   for (int i = 0; i < n; ++i) {
-    acc::g_work_us[i] = acc_uniform(&rng, 50, 450);
-    acc::g_noise_us[i] = acc_uniform(&rng, 0, 300);
+    acc::g_work_u[i] = acc_uniform(&rng, 0, 400);
+    acc::g_noise_u[i] = acc_uniform(&rng, 0, 300);
   }
   double sink = 0;
   for (int i = 0; i < n; ++i)

@@ -1,8 +1,8 @@
 // Accuracy program "virtual": the planted cause is one override of a virtual function.
 // render_scene calls shape->render(i) on a Circle, a Sprite and a Square through
-// acc::Shape*; only acc::Sprite::render is random, U(50, 450) us (Var 13333 us^2), the
-// other overrides are constant; acc::compose_frame is U(50, 250) us (Var 3333 us^2).
-// Var(L) = 16667 us^2, planted share 0.80. A static call graph sees a call to the pure
+// acc::Shape*; only acc::Sprite::render is random, U(0, 400) u (Var 13333 u^2), the
+// other overrides are constant; acc::compose_frame is U(0, 200) u (Var 3333 u^2).
+// Var(L) = 16667 u^2, planted share 0.80. A static call graph sees a call to the pure
 // virtual acc::Shape::render; the tool must expand to the overrides to name the cause.
 #include "acc_common.h"
 
@@ -13,7 +13,7 @@
 
 namespace acc {
 
-static std::vector<double> g_work_us, g_noise_us, g_cause_ns, g_lat_ns;
+static std::vector<double> g_work_u, g_noise_u, g_cause_ns, g_lat_ns;
 
 class Shape {
 public:
@@ -24,18 +24,18 @@ public:
 
 class Circle : public Shape {
 public:
-  void render(int) const override { ACC_SPIN_US(30); }
+  void render(int) const override { ACC_SPIN_UNITS(8); }
 };
 
 class Sprite : public Shape {
 public:
-  void render(int i) const override { ACC_SPIN_US(g_work_us[i]); }
+  void render(int i) const override { ACC_SPIN_UNITS(g_work_u[i]); }
   bool is_sprite() const override { return true; }
 };
 
 class Square : public Shape {
 public:
-  void render(int) const override { ACC_SPIN_US(20); }
+  void render(int) const override { ACC_SPIN_UNITS(5); }
 };
 
 void render_scene(const std::vector<std::unique_ptr<Shape>> &scene, int i) {
@@ -47,7 +47,7 @@ void render_scene(const std::vector<std::unique_ptr<Shape>> &scene, int i) {
   }
 }
 
-void compose_frame(int i) { ACC_SPIN_US(g_noise_us[i]); }
+void compose_frame(int i) { ACC_SPIN_UNITS(g_noise_u[i]); }
 
 // The root: one interval per frame.
 void draw_frame(const std::vector<std::unique_ptr<Shape>> &scene, int i) {
@@ -64,16 +64,16 @@ void draw_frame(const std::vector<std::unique_ptr<Shape>> &scene, int i) {
 
 int main(int argc, char **argv) {
   acc_options o;
-  acc_parse(argc, argv, &o, 1000);
+  acc_parse(argc, argv, &o, 300);
   int n = o.intervals;
   uint64_t rng = o.seed;
-  acc::g_work_us.resize(n);
-  acc::g_noise_us.resize(n);
+  acc::g_work_u.resize(n);
+  acc::g_noise_u.resize(n);
   acc::g_cause_ns.resize(n);
   acc::g_lat_ns.resize(n);
   for (int i = 0; i < n; ++i) {
-    acc::g_work_us[i] = acc_uniform(&rng, 50, 450);
-    acc::g_noise_us[i] = acc_uniform(&rng, 50, 250);
+    acc::g_work_u[i] = acc_uniform(&rng, 0, 400);
+    acc::g_noise_u[i] = acc_uniform(&rng, 0, 200);
   }
   std::vector<std::unique_ptr<acc::Shape>> scene;
   scene.push_back(std::make_unique<acc::Circle>());
