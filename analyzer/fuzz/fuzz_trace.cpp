@@ -1,0 +1,88 @@
+// libFuzzer target for the trace reader (and, when built with VPROF_FUZZ_ANALYZE, the
+// whole analysis): the input becomes a trace directory on tmpfs; any outcome other than
+// success or a TraceError/AnalysisError is a bug. Build and run: analyzer/fuzz/run.sh.
+#include "vprof/trace_reader.hpp"
+#ifdef VPROF_FUZZ_ANALYZE
+#include "vprof/analyzer.hpp"
+#endif
+
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <unistd.h>
+
+namespace {
+
+std::filesystem::path work_dir() {
+  static std::filesystem::path dir = [] {
+    std::filesystem::path base = std::filesystem::exists("/dev/shm") ? "/dev/shm" : "/tmp";
+    auto d = base / ("vprof-fuzz-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(d);
+    return d;
+  }();
+  return dir;
+}
+
+void put(const std::filesystem::path &p, const std::uint8_t *data, std::size_t n) {
+  std::ofstream f(p, std::ios::binary | std::ios::trunc);
+  f.write(reinterpret_cast<const char *>(data), static_cast<std::streamsize>(n));
+}
+
+} // namespace
+
+// Input layout: byte 0 = number of streams (1..4, mod 4 + 1); then the rest is split
+// evenly into that many stream files; a trailing part after the byte sequence
+// "\n#labels\n" is <pid>.labels, after "\n#maps\n" is <pid>.maps.
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+  if (size < 1)
+    return 0;
+  auto dir = work_dir();
+  for (const auto &e : std::filesystem::directory_iterator(dir))
+    std::filesystem::remove(e.path());
+  std::string all(reinterpret_cast<const char *>(data + 1), size - 1);
+  std::string maps, labels;
+  if (auto m = all.find("\n#maps\n"); m != std::string::npos) {
+    maps = all.substr(m + 7);
+    all.resize(m);
+  }
+  if (auto l = all.find("\n#labels\n"); l != std::string::npos) {
+    labels = all.substr(l + 9);
+    all.resize(l);
+  }
+  unsigned n = data[0] % 4 + 1;
+  std::size_t part = all.size() / n;
+  for (unsigned i = 0; i < n; ++i) {
+    std::size_t len = i + 1 == n ? all.size() - part * i : part;
+    put(dir / ("1." + std::to_string(i) + ".vpt"),
+        reinterpret_cast<const std::uint8_t *>(all.data()) + part * i, len);
+  }
+  if (!labels.empty())
+    put(dir / "1.labels", reinterpret_cast<const std::uint8_t *>(labels.data()), labels.size());
+  if (!maps.empty())
+    put(dir / "1.maps", reinterpret_cast<const std::uint8_t *>(maps.data()), maps.size());
+  try {
+    auto t = vprof::trace::Trace::open(dir);
+    std::uint64_t sum = 0;
+    for (const auto &s : t.streams())
+      for (const auto &r : s.records())
+        sum += t.run_ticks(s, r) + vprof_record_kind_of(&r);
+    if (sum == 42)
+      std::fputs("", stderr);
+#ifdef VPROF_FUZZ_ANALYZE
+    vprof::analyzer::AnalyzeOptions opt;
+    opt.bootstrap_samples = 5;
+    auto res = vprof::analyzer::analyze_trace(t, nullptr, opt);
+    (void)vprof::analyzer::render_text(res, {});
+    (void)vprof::analyzer::render_json(res);
+#endif
+  } catch (const vprof::trace::TraceError &) {
+#ifdef VPROF_FUZZ_ANALYZE
+  } catch (const vprof::analyzer::AnalysisError &) {
+#endif
+  }
+  return 0;
+}

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the trace fuzzer with clang-19 + libFuzzer + ASan/UBSan and runs it.
+# Usage: analyzer/fuzz/run.sh [seconds=600] [reader|analyze]   (needs libclang-rt-19-dev)
+# Corpus: build-fuzz/corpus (seeded from tests/analyzer/fuzz_corpus); crashes: build-fuzz/.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+secs=${1:-600}
+mode=${2:-analyze}
+out=$root/build-fuzz
+mkdir -p "$out/corpus"
+srcs=("$here/fuzz_trace.cpp" "$root/analyzer/reader/src/trace_reader.cpp")
+defs=()
+if [ "$mode" = analyze ]; then
+  srcs+=("$root"/analyzer/src/*.cpp)
+  defs+=(-DVPROF_FUZZ_ANALYZE -I"$root/analyzer/include" -I"$root/analyzer/workspace/include"
+         -I/usr/include/eigen3 "$root/analyzer/workspace/src/workspace.cpp"
+         -I"$out/gen" -lsqlite3)
+  mkdir -p "$out/gen"
+  { printf 'R"vprofsql('; cat "$root/analyzer/workspace/src/schema.sql"; printf ')vprofsql"'; } > "$out/gen/schema.sql.inc"
+  { printf 'R"vprofsql('; cat "$root/analyzer/src/results.sql"; printf ')vprofsql"'; } > "$out/gen/results.sql.inc"
+fi
+clang++-19 -std=c++20 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+  -I"$root/analyzer/reader/include" -I"$root/runtime/include" -I"$root/annotations/include" \
+  "${srcs[@]}" "${defs[@]}" -o "$out/fuzz_trace_$mode"
+cp -n "$root"/tests/analyzer/fuzz_corpus/* "$out/corpus/" 2>/dev/null || true
+cd "$out"
+exec ./fuzz_trace_$mode -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048 \
+  -print_final_stats=1 corpus

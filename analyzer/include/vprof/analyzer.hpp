@@ -1,0 +1,159 @@
+// vprof analyzer: from a trace directory to per-interval critical paths, exact variance
+// trees, ranked factors with bootstrap intervals and what-if estimates, stored in the
+// workspace DB and rendered as text or JSON; plus `expand`, the next iteration's plan.
+// Eigen and SQLite stay behind this header. Formulas: docs/statistics.md; algorithms and
+// DB tables: docs/analyzer.md.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace vprof::ws {
+class Database;
+}
+namespace vprof::trace {
+class Trace;
+}
+
+namespace vprof::analyzer {
+
+// A trace that is valid byte for byte but cannot be analysed (a limit exceeded), or a
+// workspace without the data an operation needs.
+class AnalysisError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+struct AnalyzeOptions {
+  int bootstrap_samples = 200;   // resamples for the share confidence intervals (0: none)
+  std::uint64_t seed = 1;        // bootstrap RNG seed: same seed, same intervals
+  double confidence = 0.95;      // two-sided level of the bootstrap percentile intervals
+  int ci_factors = 20;           // how many top factors get bootstrap intervals
+  int whatif_factors = 10;       // how many top factors get what-if estimates
+  std::size_t max_factors = 500; // factors kept per group (ranked by score)
+  int min_group_size = 2;        // a label needs this many intervals for its own group
+};
+
+// One node of the calling-context tree (shared by all groups of one analysis).
+struct Node {
+  enum class Kind { Root, Site, Wait, Untracked };
+  int id = 0;
+  int parent = -1;     // -1 for the root
+  Kind kind = Kind::Root;
+  std::int64_t site = 0;      // Site: the site id of the trace
+  std::string wait;           // Wait: mutex|rwlock|cond|sem|custom|handoff|queue
+  std::string name;           // display name (from the site table when known)
+  std::string path;           // stable key: "/s12/s40/wait:mutex/s7"
+  std::int64_t function = 0;  // workspace functions.id behind the node (0: unknown)
+  int height = -1;            // h(f) used for specificity (-1: unknown)
+  int depth = 0;
+};
+
+struct LatencyStats {
+  std::uint64_t count = 0;
+  double mean_ns = 0, var_ns2 = 0, cv = 0, min_ns = 0, max_ns = 0;
+  double p50_ns = 0, p95_ns = 0, p99_ns = 0;
+};
+
+// A node's statistics within one group (interval type).
+struct NodeStats {
+  int node = 0;
+  double mean_ns = 0, var_ns2 = 0;           // of T_n
+  double body_mean_ns = 0, body_var_ns2 = 0; // of B_n
+  bool expanded = false;   // has children: its variance is decomposed
+  double residual = 0;     // |sum of terms - Var(T_n)| / scale (see docs/statistics.md)
+  double share = 0;        // Var(T_n) / Var(L)
+};
+
+// One term of a variance tree: Var(X) or 2 Cov(X, Y); X, Y are a child's T or a body B.
+struct Factor {
+  enum class Kind { Variance, Covariance };
+  Kind kind = Kind::Variance;
+  std::string key;        // stable across runs: "var:<path>[#body]" / "cov:<a>|<b>"
+  int parent = 0;         // the node whose decomposition holds this term
+  int a = 0, b = -1;      // nodes; b = -1 for a variance term
+  bool a_body = false, b_body = false; // the term is over B_a (B_b) rather than T_a
+  std::string name;       // display
+  double term_ns2 = 0;    // Var, or 2 Cov (counted twice)
+  double share = 0;       // term / Var(L)
+  double share_lo = 0, share_hi = 0; // bootstrap interval (equal to share when not computed)
+  bool has_ci = false;
+  double specificity = 0, score = 0;
+  bool leaf = false;      // nothing instrumentable below it
+};
+
+struct WhatIf {
+  std::string key;        // the factor
+  double var_after_ns2 = 0, p99_after_ns = 0;
+  double var_drop = 0, p99_drop = 0; // fractions of the original (0.25 = 25 % less)
+};
+
+struct GroupResult {
+  std::string label;          // "" = all intervals
+  LatencyStats latency;
+  std::vector<NodeStats> nodes;   // nodes seen in this group
+  std::vector<Factor> factors;    // sorted by score, descending
+  std::vector<WhatIf> whatifs;
+  double max_residual = 0;
+};
+
+struct AnalysisResult {
+  std::string trace_dir;
+  std::uint64_t records = 0, streams = 0, processes = 0, dropped = 0;
+  std::uint64_t intervals = 0, intervals_unfinished = 0, wake_edges = 0;
+  std::uint64_t abandoned_frames = 0, path_sum_mismatches = 0, inexact_splits = 0;
+  double ticks_per_second = 0;
+  int H = 0;                      // the root height used for specificity
+  bool heights_from_db = false;
+  std::vector<Node> nodes;
+  std::vector<GroupResult> groups; // [0] = all intervals, then one per label
+  std::vector<std::string> warnings;
+};
+
+// Reads the trace directory and analyses it. `db` (may be null) supplies site names,
+// functions and heights; without it nodes are named "site N" and specificity uses the
+// node depth. Throws trace::TraceError for a corrupt trace, AnalysisError otherwise.
+// Cost: one streaming pass over the records; memory grows with intervals x nodes and
+// the sync events of the intervals open at one time, not with the record count.
+AnalysisResult analyze(const std::filesystem::path &trace_dir, ws::Database *db,
+                       const AnalyzeOptions &opt = {});
+AnalysisResult analyze_trace(const trace::Trace &trace, ws::Database *db,
+                             const AnalyzeOptions &opt = {});
+
+// Creates the analyzer's result tables (idempotent; see docs/analyzer.md).
+void ensure_tables(ws::Database &db);
+// Stores a result as a new run of plan iteration `iteration`; returns the run id.
+std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration);
+
+struct RenderOptions {
+  int max_factors = 20;       // rows of the factor table
+  double min_tree_share = 0.001; // tree nodes below this share of Var(L) are folded
+  bool all_groups = true;
+};
+// A readable report: latency statistics, the variance tree, the ranked factor table and
+// the what-if table, for every group.
+std::string render_text(const AnalysisResult &res, const RenderOptions &opt = {});
+// The same content as JSON (one object; schema in docs/analyzer.md).
+std::string render_json(const AnalysisResult &res);
+
+struct ExpandResult {
+  bool stop = false;
+  std::string reason;               // "top-k unchanged" | "all top factors are leaves" |
+                                    // "iteration budget reached" | "expanded"
+  int next_iteration = 0;
+  std::vector<std::string> top_keys;    // the top-k factor keys considered
+  std::vector<std::int64_t> added;      // functions added to plan next_iteration
+};
+// Reads the latest stored run of `iteration` (group "" = all intervals), takes its top-k
+// factors by score and writes plan `iteration + 1` = plan `iteration` plus, for each
+// factor, the functions behind it and their callees (reason "expand:<factor key>"); a
+// wait factor expands into the waker's functions. Stops (and writes no plan) when the
+// top-k keys equal those of the previous iteration's run, when no factor has anything
+// left to add, or when iteration + 1 >= max_iterations. Throws AnalysisError when the
+// iteration has no stored run.
+ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations = 8);
+
+} // namespace vprof::analyzer

@@ -1,0 +1,483 @@
+// Statistics over the engine's per-interval node times: variance trees (Eigen covariance
+// of [children..., body]), factors with specificity and score, bootstrap intervals,
+// what-if estimates and latency statistics (formulas: docs/statistics.md).
+#include "vprof/analyzer.hpp"
+
+#include "engine.hpp"
+#include "vprof/trace_reader.hpp"
+#include "vprof/workspace.hpp"
+
+#include <Eigen/Dense>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <numeric>
+#include <random>
+#include <unordered_map>
+
+namespace vprof::analyzer {
+namespace {
+
+using detail::EngineOutput;
+using Eigen::MatrixXd;
+using Eigen::VectorXd;
+
+// Linear-interpolation percentile (R type 7) of an unsorted copy.
+double percentile(std::vector<double> v, double p) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  double pos = p * static_cast<double>(v.size() - 1);
+  auto i = static_cast<std::size_t>(pos);
+  double f = pos - static_cast<double>(i);
+  return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
+}
+
+double mean_of(const VectorXd &x) { return x.size() ? x.mean() : 0.0; }
+// Population variance / covariance (divide by n): the one estimator used everywhere.
+double cov_of(const VectorXd &x, const VectorXd &y) {
+  if (x.size() == 0)
+    return 0;
+  return ((x.array() - x.mean()) * (y.array() - y.mean())).sum() / static_cast<double>(x.size());
+}
+
+LatencyStats latency_stats(const VectorXd &L) {
+  LatencyStats s;
+  s.count = static_cast<std::uint64_t>(L.size());
+  if (L.size() == 0)
+    return s;
+  s.mean_ns = L.mean();
+  s.var_ns2 = cov_of(L, L);
+  s.cv = s.mean_ns != 0 ? std::sqrt(s.var_ns2) / s.mean_ns : 0;
+  s.min_ns = L.minCoeff();
+  s.max_ns = L.maxCoeff();
+  std::vector<double> v(L.data(), L.data() + L.size());
+  s.p50_ns = percentile(v, 0.50);
+  s.p95_ns = percentile(v, 0.95);
+  s.p99_ns = percentile(v, 0.99);
+  return s;
+}
+
+struct SiteInfo {
+  std::string kind, name;
+  std::int64_t function = 0, callee = 0;
+  int height = -1;
+  bool has_callees = false;
+};
+
+struct DbFacts {
+  bool have = false;
+  int H = -1;
+  std::unordered_map<std::int64_t, SiteInfo> sites;
+};
+
+DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
+  DbFacts f;
+  if (!db)
+    return f;
+  f.have = true;
+  if (auto h = db->meta("H")) {
+    try {
+      f.H = std::stoi(*h);
+    } catch (...) {
+      f.H = -1;
+    }
+  }
+  if (f.H < 0) {
+    auto st = db->prepare("SELECT MAX(height) FROM functions WHERE annotated = 1");
+    if (st.step() && !st.is_null(0))
+      f.H = static_cast<int>(st.int64(0));
+  }
+  if (f.H < 0) {
+    auto st = db->prepare("SELECT MAX(height) FROM functions");
+    if (st.step() && !st.is_null(0))
+      f.H = static_cast<int>(st.int64(0));
+  }
+  auto st = db->prepare(
+      "SELECT s.kind, s.function, s.callee, s.callee_name, s.file, s.line, fn.name, fn.height, "
+      "ce.height, ce.name, "
+      "(SELECT COUNT(*) FROM calls c JOIN functions d ON d.id = c.callee "
+      "  WHERE c.caller = COALESCE(s.callee, s.function) AND d.defined = 1) "
+      "FROM sites s JOIN functions fn ON fn.id = s.function "
+      "LEFT JOIN functions ce ON ce.id = s.callee WHERE s.id = ?");
+  for (const auto &n : nodes) {
+    if (n.label >= detail::kLabelWaitBase || f.sites.count(static_cast<std::int64_t>(n.label)))
+      continue;
+    auto site = static_cast<std::int64_t>(n.label);
+    st.reset();
+    st.bind(1, site);
+    SiteInfo si;
+    if (st.step()) {
+      si.kind = st.text(0);
+      std::string fname = st.text(6);
+      std::string file = st.text(4);
+      auto slash = file.find_last_of('/');
+      std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+      if (si.kind == "body") {
+        si.function = st.int64(1);
+        si.name = fname;
+        si.height = st.is_null(7) ? -1 : static_cast<int>(st.int64(7));
+      } else {
+        si.function = st.is_null(2) ? 0 : st.int64(2);
+        std::string callee = st.is_null(9) ? st.text(3) : st.text(9);
+        si.name = callee + "() @" + base + ":" + std::to_string(st.int64(5));
+        if (!st.is_null(8))
+          si.height = static_cast<int>(st.int64(8));
+        else if (!st.is_null(7))
+          si.height = std::max(0, static_cast<int>(st.int64(7)) - 1);
+      }
+      si.has_callees = st.int64(10) > 0;
+    }
+    f.sites[site] = si;
+  }
+  return f;
+}
+
+// One term's column source: T of a node, or B (self time) of a node.
+struct Col {
+  int node;
+  bool body;
+};
+
+} // namespace
+
+AnalysisResult analyze(const std::filesystem::path &trace_dir, ws::Database *db,
+                       const AnalyzeOptions &opt) {
+  auto t = trace::Trace::open(trace_dir);
+  return analyze_trace(t, db, opt);
+}
+
+AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const AnalyzeOptions &opt) {
+  detail::EngineOptions eopt;
+  EngineOutput eo = detail::run_engine(tr, eopt);
+  AnalysisResult res;
+  res.trace_dir = tr.dir().string();
+  res.records = eo.records;
+  res.streams = tr.streams().size();
+  res.processes = tr.processes().size();
+  res.dropped = eo.dropped;
+  res.intervals = eo.intervals.size();
+  res.intervals_unfinished = eo.intervals_unfinished;
+  res.wake_edges = eo.wake_edges;
+  res.abandoned_frames = eo.abandoned_frames;
+  res.path_sum_mismatches = eo.path_sum_mismatches;
+  res.inexact_splits = eo.inexact_splits;
+  res.ticks_per_second = eo.ticks_per_second;
+  if (eo.dropped)
+    res.warnings.push_back(std::to_string(eo.dropped) + " records were dropped by the runtime");
+  if (eo.intervals_unfinished)
+    res.warnings.push_back(std::to_string(eo.intervals_unfinished) +
+                           " intervals began but never ended (ignored)");
+  if (eo.intervals_unmatched_end)
+    res.warnings.push_back(std::to_string(eo.intervals_unmatched_end) +
+                           " interval ends without a matching begin (ignored)");
+  if (eo.path_sum_mismatches)
+    res.warnings.push_back(std::to_string(eo.path_sum_mismatches) +
+                           " intervals whose critical path does not sum to L (bug)");
+  if (eo.clock_regressions)
+    res.warnings.push_back(std::to_string(eo.clock_regressions) +
+                           " records earlier than their predecessor (clamped)");
+  if (eo.unmatched_exits)
+    res.warnings.push_back(std::to_string(eo.unmatched_exits) + " probe exits without an open frame");
+
+  // ---- nodes -------------------------------------------------------------------
+  DbFacts facts = read_db(db, eo.nodes);
+  const std::size_t N = eo.nodes.size();
+  res.nodes.resize(N);
+  int max_depth = 0;
+  for (std::size_t i = 0; i < N; ++i) {
+    const auto &d = eo.nodes[i];
+    Node &n = res.nodes[i];
+    n.id = static_cast<int>(i);
+    if (i == 0) {
+      n.kind = Node::Kind::Root;
+      n.name = "(interval)";
+      n.path = "/";
+      continue;
+    }
+    n.parent = static_cast<int>(d.parent);
+    const Node &p = res.nodes[d.parent];
+    n.depth = p.depth + 1;
+    max_depth = std::max(max_depth, n.depth);
+    std::string prefix = p.path == "/" ? "" : p.path;
+    if (d.label == detail::kLabelUntracked) {
+      n.kind = Node::Kind::Untracked;
+      n.name = "(untracked)";
+      n.path = prefix + "/untracked";
+    } else if (d.label >= detail::kLabelWaitBase) {
+      n.kind = Node::Kind::Wait;
+      n.wait = detail::wait_kind_name(static_cast<unsigned>(d.label - detail::kLabelWaitBase));
+      n.name = "[wait:" + n.wait + "]";
+      n.path = prefix + "/wait:" + n.wait;
+      n.height = 0;
+    } else {
+      n.kind = Node::Kind::Site;
+      n.site = static_cast<std::int64_t>(d.label);
+      n.path = prefix + "/s" + std::to_string(n.site);
+      auto it = facts.sites.find(n.site);
+      if (it != facts.sites.end() && !it->second.kind.empty()) {
+        n.name = it->second.name;
+        n.function = it->second.function;
+        n.height = it->second.height;
+      } else {
+        n.name = "site " + std::to_string(n.site);
+      }
+    }
+  }
+  bool use_db_heights = facts.have && facts.H >= 0;
+  res.heights_from_db = use_db_heights;
+  res.H = use_db_heights ? facts.H : max_depth;
+  auto height_of = [&](int node) {
+    const Node &n = res.nodes[node];
+    if (n.kind == Node::Kind::Root || n.kind == Node::Kind::Untracked)
+      return res.H;
+    if (n.kind == Node::Kind::Wait)
+      return 0;
+    if (use_db_heights && n.height >= 0)
+      return std::min(n.height, res.H);
+    return std::max(0, res.H - n.depth);
+  };
+  auto spec_of = [&](int node, bool body) {
+    if (body && node == 0)
+      return 0.0;
+    double d = res.H - height_of(node);
+    return d * d;
+  };
+  // children lists of the whole tree
+  std::vector<std::vector<int>> kids(N);
+  for (std::size_t i = 1; i < N; ++i)
+    kids[eo.nodes[i].parent].push_back(static_cast<int>(i));
+  auto is_leaf = [&](int node, bool body) {
+    const Node &n = res.nodes[node];
+    if (body)
+      return node != 0;
+    if (!kids[node].empty())
+      return false;
+    if (n.kind == Node::Kind::Untracked || n.kind == Node::Kind::Wait)
+      return true;
+    if (n.kind == Node::Kind::Site) {
+      auto it = facts.sites.find(n.site);
+      if (it == facts.sites.end() || it->second.kind.empty())
+        return true;
+      if (it->second.kind == "call" && it->second.function != 0)
+        return false; // the callee itself can be instrumented
+      return !it->second.has_callees;
+    }
+    return true;
+  };
+
+  // ---- groups ------------------------------------------------------------------
+  std::vector<std::vector<std::uint32_t>> groups(1);
+  std::vector<std::string> group_labels{""};
+  std::map<std::uint32_t, std::vector<std::uint32_t>> by_label;
+  for (std::uint32_t i = 0; i < eo.intervals.size(); ++i) {
+    groups[0].push_back(i);
+    if (eo.intervals[i].label)
+      by_label[eo.intervals[i].label].push_back(i);
+  }
+  for (auto &[l, v] : by_label)
+    if (static_cast<int>(v.size()) >= opt.min_group_size) {
+      groups.push_back(std::move(v));
+      group_labels.push_back(eo.labels[l]);
+    }
+
+  const double ns_per_tick = 1e9 / eo.ticks_per_second;
+  std::mt19937_64 rng(opt.seed);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    const auto &ivs = groups[g];
+    GroupResult gr;
+    gr.label = group_labels[g];
+    const Eigen::Index I = static_cast<Eigen::Index>(ivs.size());
+    // columns: nodes seen in this group plus their ancestors, ascending id
+    std::vector<int> col_of(N, -1);
+    std::vector<int> present;
+    for (auto iv : ivs) {
+      const auto &r = eo.intervals[iv];
+      for (std::uint32_t k = 0; k < r.times_n; ++k) {
+        std::uint32_t nd = eo.times[r.times_off + k].node;
+        while (nd != detail::kNoParent && col_of[nd] < 0) {
+          col_of[nd] = 0;
+          present.push_back(static_cast<int>(nd));
+          nd = eo.nodes[nd].parent;
+        }
+      }
+    }
+    if (col_of[0] < 0) {
+      col_of[0] = 0;
+      present.push_back(0);
+    }
+    std::sort(present.begin(), present.end());
+    for (std::size_t c = 0; c < present.size(); ++c)
+      col_of[present[c]] = static_cast<int>(c);
+    const Eigen::Index C = static_cast<Eigen::Index>(present.size());
+    MatrixXd S = MatrixXd::Zero(I, C); // self time = body
+    for (Eigen::Index row = 0; row < I; ++row) {
+      const auto &r = eo.intervals[ivs[row]];
+      for (std::uint32_t k = 0; k < r.times_n; ++k) {
+        const auto &nt = eo.times[r.times_off + k];
+        S(row, col_of[nt.node]) += static_cast<double>(nt.ticks) * ns_per_tick;
+      }
+    }
+    MatrixXd T = S; // inclusive
+    for (Eigen::Index c = C - 1; c > 0; --c) {
+      int parent = static_cast<int>(eo.nodes[present[c]].parent);
+      T.col(col_of[parent]) += T.col(c);
+    }
+    VectorXd L = T.col(col_of[0]);
+    gr.latency = latency_stats(L);
+    const double varL = gr.latency.var_ns2;
+    auto column = [&](const Col &c) -> VectorXd {
+      return c.body ? VectorXd(S.col(col_of[c.node])) : VectorXd(T.col(col_of[c.node]));
+    };
+    // group-local children
+    std::vector<std::vector<int>> gkids(N);
+    for (Eigen::Index c = 1; c < C; ++c)
+      gkids[eo.nodes[present[c]].parent].push_back(present[c]);
+
+    std::vector<Factor> factors;
+    std::vector<std::pair<Col, Col>> factor_cols; // parallel to factors (b.node -1: var)
+    for (Eigen::Index c = 0; c < C; ++c) {
+      int nd = present[c];
+      NodeStats ns;
+      ns.node = nd;
+      VectorXd tn = T.col(c), bn = S.col(c);
+      ns.mean_ns = mean_of(tn);
+      ns.var_ns2 = cov_of(tn, tn);
+      ns.body_mean_ns = mean_of(bn);
+      ns.body_var_ns2 = cov_of(bn, bn);
+      ns.share = varL > 0 ? ns.var_ns2 / varL : 0;
+      const auto &ch = gkids[nd];
+      if (!ch.empty()) {
+        ns.expanded = true;
+        const Eigen::Index k = static_cast<Eigen::Index>(ch.size());
+        MatrixXd X(I, k + 1);
+        std::vector<Col> cols;
+        for (Eigen::Index j = 0; j < k; ++j) {
+          X.col(j) = T.col(col_of[ch[j]]);
+          cols.push_back({ch[j], false});
+        }
+        X.col(k) = bn;
+        cols.push_back({nd, true});
+        MatrixXd Xc = X.rowwise() - X.colwise().mean();
+        MatrixXd Cov = I > 0 ? MatrixXd((Xc.transpose() * Xc) / static_cast<double>(I))
+                             : MatrixXd::Zero(k + 1, k + 1);
+        double total = Cov.sum(), scale = std::max(std::abs(ns.var_ns2), Cov.cwiseAbs().sum());
+        ns.residual = scale > 0 ? std::abs(total - ns.var_ns2) / scale : 0;
+        gr.max_residual = std::max(gr.max_residual, ns.residual);
+        auto key_of = [&](const Col &cc) {
+          return res.nodes[cc.node].path + (cc.body ? "#body" : "");
+        };
+        auto name_of = [&](const Col &cc) {
+          return cc.body ? "body(" + res.nodes[cc.node].name + ")" : res.nodes[cc.node].name;
+        };
+        for (Eigen::Index i = 0; i <= k; ++i)
+          for (Eigen::Index j = i; j <= k; ++j) {
+            double term = i == j ? Cov(i, i) : 2 * Cov(i, j);
+            if (term == 0)
+              continue;
+            Factor f;
+            f.parent = nd;
+            f.a = cols[i].node;
+            f.a_body = cols[i].body;
+            if (i == j) {
+              f.kind = Factor::Kind::Variance;
+              f.key = "var:" + key_of(cols[i]);
+              f.name = "Var " + name_of(cols[i]);
+              f.specificity = spec_of(f.a, f.a_body);
+              f.leaf = is_leaf(f.a, f.a_body);
+            } else {
+              f.kind = Factor::Kind::Covariance;
+              f.b = cols[j].node;
+              f.b_body = cols[j].body;
+              f.key = "cov:" + key_of(cols[i]) + "|" + key_of(cols[j]);
+              f.name = "Cov " + name_of(cols[i]) + ", " + name_of(cols[j]);
+              f.specificity = std::min(spec_of(f.a, f.a_body), spec_of(f.b, f.b_body));
+              f.leaf = is_leaf(f.a, f.a_body) && is_leaf(f.b, f.b_body);
+            }
+            f.term_ns2 = term;
+            f.share = varL > 0 ? term / varL : 0;
+            f.share_lo = f.share_hi = f.share;
+            f.score = f.specificity * f.share;
+            factors.push_back(f);
+            factor_cols.push_back({cols[i], i == j ? Col{-1, false} : cols[j]});
+          }
+      }
+      gr.nodes.push_back(ns);
+    }
+    // rank
+    std::vector<std::size_t> order(factors.size());
+    std::iota(order.begin(), order.end(), 0);
+    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+      const Factor &a = factors[x], &b = factors[y];
+      if (a.score != b.score)
+        return a.score > b.score;
+      if (std::abs(a.share) != std::abs(b.share))
+        return std::abs(a.share) > std::abs(b.share);
+      return a.key < b.key;
+    });
+    if (order.size() > opt.max_factors)
+      order.resize(opt.max_factors);
+    for (std::size_t r = 0; r < order.size(); ++r)
+      gr.factors.push_back(factors[order[r]]);
+
+    // bootstrap percentile intervals for the top factors' shares
+    int nci = std::min<int>(opt.ci_factors, static_cast<int>(order.size()));
+    if (opt.bootstrap_samples > 0 && nci > 0 && I > 1) {
+      std::vector<std::pair<VectorXd, VectorXd>> xs;
+      for (int r = 0; r < nci; ++r) {
+        const auto &fc = factor_cols[order[r]];
+        xs.push_back({column(fc.first), fc.second.node >= 0 ? column(fc.second) : column(fc.first)});
+      }
+      std::vector<std::vector<double>> shares(nci);
+      std::uniform_int_distribution<Eigen::Index> pick(0, I - 1);
+      VectorXd Lb(I), xb(I), yb(I);
+      std::vector<Eigen::Index> idx(I);
+      for (int b = 0; b < opt.bootstrap_samples; ++b) {
+        for (auto &v : idx)
+          v = pick(rng);
+        for (Eigen::Index i = 0; i < I; ++i)
+          Lb[i] = L[idx[i]];
+        double vL = cov_of(Lb, Lb);
+        for (int r = 0; r < nci; ++r) {
+          for (Eigen::Index i = 0; i < I; ++i) {
+            xb[i] = xs[r].first[idx[i]];
+            yb[i] = xs[r].second[idx[i]];
+          }
+          double term = cov_of(xb, yb) * (gr.factors[r].kind == Factor::Kind::Covariance ? 2 : 1);
+          shares[r].push_back(vL > 0 ? term / vL : 0);
+        }
+      }
+      double alpha = (1 - opt.confidence) / 2;
+      for (int r = 0; r < nci; ++r) {
+        gr.factors[r].share_lo = percentile(shares[r], alpha);
+        gr.factors[r].share_hi = percentile(shares[r], 1 - alpha);
+        gr.factors[r].has_ci = true;
+      }
+    }
+    // what-if: the factor's time replaced by its mean in every interval
+    int nw = std::min<int>(opt.whatif_factors, static_cast<int>(order.size()));
+    for (int r = 0; r < nw && I > 0; ++r) {
+      const auto &fc = factor_cols[order[r]];
+      VectorXd Lp = L;
+      VectorXd x = column(fc.first);
+      Lp.array() += x.mean() - x.array();
+      if (fc.second.node >= 0) {
+        VectorXd y = column(fc.second);
+        Lp.array() += y.mean() - y.array();
+      }
+      LatencyStats ls = latency_stats(Lp);
+      WhatIf w;
+      w.key = gr.factors[r].key;
+      w.var_after_ns2 = ls.var_ns2;
+      w.p99_after_ns = ls.p99_ns;
+      w.var_drop = varL > 0 ? 1 - ls.var_ns2 / varL : 0;
+      w.p99_drop = gr.latency.p99_ns > 0 ? 1 - ls.p99_ns / gr.latency.p99_ns : 0;
+      gr.whatifs.push_back(w);
+    }
+    res.groups.push_back(std::move(gr));
+  }
+  return res;
+}
+
+} // namespace vprof::analyzer

@@ -1,0 +1,839 @@
+// The streaming critical-path engine (docs/analyzer.md, "Critical path"): merges the
+// per-thread streams by time at sync events, keeps per-thread chunk summaries only as far
+// back as the oldest open interval, and walks each interval's critical path at its end.
+#include "engine.hpp"
+
+#include "vprof/analyzer.hpp"
+
+#include <algorithm>
+#include <deque>
+#include <queue>
+#include <set>
+#include <unordered_map>
+
+namespace vprof::analyzer::detail {
+
+const char *wait_kind_name(unsigned k) {
+  static const char *names[] = {"mutex", "rwlock", "cond", "sem", "custom", "handoff", "queue"};
+  return k < kWaitKinds ? names[k] : "?";
+}
+
+namespace {
+
+constexpr std::int64_t kInf = INT64_MAX;
+constexpr std::uint64_t kAnyInterval = ~0ull;
+
+// Open-addressing map from a 64-bit key (never ~0) to a 32-bit value.
+class FlatMap {
+public:
+  FlatMap() { keys_.assign(1024, kEmpty), vals_.resize(1024); }
+  bool find(std::uint64_t key, std::uint32_t &v) const {
+    std::size_t mask = keys_.size() - 1, i = hash(key) & mask;
+    while (keys_[i] != kEmpty) {
+      if (keys_[i] == key) {
+        v = vals_[i];
+        return true;
+      }
+      i = (i + 1) & mask;
+    }
+    return false;
+  }
+  // Returns the slot value, inserting `v` when absent; `inserted` tells which.
+  std::uint32_t get_or_insert(std::uint64_t key, std::uint32_t v, bool &inserted) {
+    if ((size_ + 1) * 2 > keys_.size())
+      grow();
+    std::size_t mask = keys_.size() - 1, i = hash(key) & mask;
+    while (keys_[i] != kEmpty) {
+      if (keys_[i] == key) {
+        inserted = false;
+        return vals_[i];
+      }
+      i = (i + 1) & mask;
+    }
+    keys_[i] = key;
+    vals_[i] = v;
+    ++size_;
+    inserted = true;
+    return v;
+  }
+
+private:
+  static constexpr std::uint64_t kEmpty = ~0ull;
+  static std::size_t hash(std::uint64_t k) {
+    k ^= k >> 33;
+    k *= 0xff51afd7ed558ccdull;
+    k ^= k >> 33;
+    return static_cast<std::size_t>(k);
+  }
+  void grow() {
+    std::vector<std::uint64_t> ok;
+    std::vector<std::uint32_t> ov;
+    ok.swap(keys_);
+    ov.swap(vals_);
+    keys_.assign(ok.size() * 2, kEmpty);
+    vals_.resize(ok.size() * 2);
+    size_ = 0;
+    bool ins;
+    for (std::size_t i = 0; i < ok.size(); ++i)
+      if (ok[i] != kEmpty)
+        get_or_insert(ok[i], ov[i], ins);
+  }
+  std::vector<std::uint64_t> keys_;
+  std::vector<std::uint32_t> vals_;
+  std::size_t size_ = 0;
+};
+
+struct Frame {
+  std::uint32_t site, depth, node;
+};
+
+enum ChunkType : std::uint8_t { kRun, kWait, kHop };
+
+// A stretch of one thread's timeline. kRun: [t0, tle] aggregated into deltas (self time
+// per local node), then [tle, t1] spent wholly in `tail`. No truncation point (interval
+// begin, wait begin, attach) lies strictly inside (t0, tle), so any clip of a walk is
+// exact. kWait: blocked in [t0, t1] under local node ctx, woken by src at r (src -1:
+// no edge). kHop: zero-length marker at t0: the thread's work continues src's at r.
+struct Chunk {
+  std::int64_t t0, tle, t1, r;
+  std::uint64_t interval;
+  std::uint64_t dbegin;
+  std::uint32_t dcount, tail, ctx;
+  std::int32_t src;
+  std::uint8_t type, wkind;
+};
+
+struct Delta {
+  std::uint32_t node;
+  std::int64_t dt;
+};
+
+struct Thread {
+  const trace::Stream *stream = nullptr;
+  const vprof_record *recs = nullptr;
+  std::size_t n = 0, pos = 0, next_sync = 0;
+  std::int64_t off = 0; // stream base - run base
+  std::uint64_t base = 0;
+  std::uint32_t pid = 0;
+  const trace::ProcessInfo *proc = nullptr;
+
+  std::vector<Frame> stack;
+  std::deque<Chunk> chunks;
+  std::deque<Delta> deltas;
+  std::uint64_t delta_base = 0; // absolute index of deltas.front()
+
+  bool started = false;
+  std::int64_t t0 = 0, last_t = 0;
+  std::vector<std::uint32_t> touched;
+  std::vector<std::int64_t> acc;
+  std::vector<std::uint32_t> stamp;
+  std::uint32_t serial = 1;
+
+  bool waiting = false;
+  std::int64_t wb = 0;
+  std::uint8_t wkind = 0;
+  std::uint32_t wctx = 0;
+  std::uint64_t last_begun = kAnyInterval;
+  std::uint64_t trunc_cursor = 0; // absolute index into the truncation list
+
+  std::uint32_t cur() const { return stack.empty() ? 0 : stack.back().node; }
+  std::int64_t time_of(std::size_t i) const {
+    return off + static_cast<std::int64_t>((vprof_record_ticks(&recs[i]) - base) & VPROF_TICKS_MASK);
+  }
+};
+
+bool is_probe(unsigned k) { return k == VPROF_REC_ENTER || k == VPROF_REC_EXIT; }
+
+struct ObjKey {
+  std::uint64_t a, b, c;
+  bool operator==(const ObjKey &) const = default;
+};
+struct ObjKeyHash {
+  std::size_t operator()(const ObjKey &k) const {
+    std::uint64_t h = k.a * 0x9e3779b97f4a7c15ull ^ (k.b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full ^
+                      (k.c << 1);
+    return static_cast<std::size_t>(h ^ (h >> 29));
+  }
+};
+
+// The last two releases of an object by distinct threads (so "the last release by
+// another thread" is always at hand).
+struct Releases {
+  std::int32_t th[2] = {-1, -1};
+  std::int64_t t[2] = {0, 0};
+  void add(std::int32_t who, std::int64_t when) {
+    if (th[0] != who) {
+      th[1] = th[0];
+      t[1] = t[0];
+    }
+    th[0] = who;
+    t[0] = when;
+  }
+  bool last_other(std::int32_t me, std::int32_t &who, std::int64_t &when) const {
+    for (int i = 0; i < 2; ++i)
+      if (th[i] >= 0 && th[i] != me) {
+        who = th[i];
+        when = t[i];
+        return true;
+      }
+    return false;
+  }
+};
+
+struct Send {
+  std::int32_t th;
+  std::int64_t t;
+};
+
+struct OpenInterval {
+  std::int64_t begin;
+  std::uint32_t label = 0, pid = 0;
+  std::int32_t holder = -1;
+  bool holder_detached = false;
+  std::int64_t detach_t = 0;
+};
+
+enum Category : std::uint64_t { kCatLock = 1, kCatRw, kCatCond, kCatSem, kCatCustom, kCatHandoff };
+
+class Engine {
+public:
+  Engine(const trace::Trace &tr, const EngineOptions &opt) : tr_(tr), opt_(opt) {
+    nodes_.push_back({kNoParent, 0});
+    out_.ticks_per_second = tr.ticks_per_second();
+  }
+
+  EngineOutput run();
+
+private:
+  // ---- node table -------------------------------------------------------------
+  std::uint32_t child(std::uint32_t parent, std::uint64_t label) {
+    bool ins;
+    auto id = static_cast<std::uint32_t>(nodes_.size());
+    std::uint32_t v = child_map_.get_or_insert((std::uint64_t(parent) << 34) | label, id, ins);
+    if (ins) {
+      if (nodes_.size() >= opt_.max_nodes)
+        throw AnalysisError(tr_.dir().string() + ": more than " + std::to_string(opt_.max_nodes) +
+                            " calling-context nodes");
+      nodes_.push_back({parent, label});
+    }
+    return v;
+  }
+  // The node whose path is path(prefix) followed by path(local).
+  std::uint32_t compose(std::uint32_t prefix, std::uint32_t local) {
+    if (prefix == 0 || local == 0)
+      return local == 0 ? prefix : local;
+    std::uint64_t key = (std::uint64_t(prefix) << 32) | local;
+    std::uint32_t v;
+    if (compose_map_.find(key, v))
+      return v;
+    std::uint32_t r = child(compose(prefix, nodes_[local].parent), nodes_[local].label);
+    bool ins;
+    compose_map_.get_or_insert(key, r, ins);
+    return r;
+  }
+
+  // ---- per-thread timeline ------------------------------------------------------
+  void add_local(Thread &th, std::uint32_t node, std::int64_t dt) {
+    if (node >= th.acc.size()) {
+      th.acc.resize(nodes_.size() + 64, 0);
+      th.stamp.resize(nodes_.size() + 64, 0);
+    }
+    if (th.stamp[node] != th.serial) {
+      th.stamp[node] = th.serial;
+      th.acc[node] = 0;
+      th.touched.push_back(node);
+    }
+    th.acc[node] += dt;
+  }
+  void close_run(Thread &th, std::int64_t tle, std::int64_t t1) {
+    Chunk c{};
+    c.type = kRun;
+    c.t0 = th.t0;
+    c.tle = tle;
+    c.t1 = t1;
+    c.tail = th.cur();
+    c.src = -1;
+    c.dbegin = th.delta_base + th.deltas.size();
+    c.dcount = static_cast<std::uint32_t>(th.touched.size());
+    for (std::uint32_t nd : th.touched)
+      th.deltas.push_back({nd, th.acc[nd]});
+    th.touched.clear();
+    ++th.serial;
+    if (c.t1 > c.t0 || c.dcount)
+      th.chunks.push_back(c);
+    th.t0 = t1;
+  }
+  // Brings a running thread's accounting to time t (t >= last_t).
+  void advance(Thread &th, std::int64_t t) {
+    if (!th.started) {
+      th.started = true;
+      th.t0 = th.last_t = t;
+      while (th.trunc_cursor < trunc_base_ + truncs_.size() && truncs_[th.trunc_cursor - trunc_base_] <= t)
+        ++th.trunc_cursor;
+      return;
+    }
+    if (th.waiting) {
+      th.last_t = t;
+      return;
+    }
+    std::uint64_t end = trunc_base_ + truncs_.size();
+    while (th.trunc_cursor < end && truncs_[th.trunc_cursor - trunc_base_] < th.last_t)
+      ++th.trunc_cursor;
+    if (th.trunc_cursor < end && truncs_[th.trunc_cursor - trunc_base_] <= t) {
+      close_run(th, th.last_t, t); // the gap [last_t, t] becomes the tail
+      while (th.trunc_cursor < end && truncs_[th.trunc_cursor - trunc_base_] <= t)
+        ++th.trunc_cursor;
+    } else if (t > th.last_t) {
+      add_local(th, th.cur(), t - th.last_t);
+    }
+    th.last_t = t;
+  }
+  void boundary(Thread &th, std::int64_t t) {
+    advance(th, t);
+    if (!th.waiting)
+      close_run(th, t, t);
+  }
+  void register_trunc(std::int64_t t) { truncs_.push_back(t); }
+
+  std::int64_t rec_time(Thread &th, std::size_t i) {
+    std::int64_t t = th.time_of(i);
+    if (t < th.last_t && th.started) {
+      ++out_.clock_regressions;
+      t = th.last_t;
+    }
+    return t;
+  }
+
+  void probe(Thread &th, unsigned kind, std::uint64_t arg, std::int64_t t) {
+    if (th.waiting)
+      end_wait(th, t, -1, 0); // a probe while blocked: the wait ended unseen
+    advance(th, t);
+    auto site = static_cast<std::uint32_t>(arg);
+    auto depth = static_cast<std::uint32_t>(arg >> 32);
+    if (kind == VPROF_REC_ENTER) {
+      while (!th.stack.empty() && static_cast<std::int32_t>(th.stack.back().depth - depth) > 0) {
+        th.stack.pop_back();
+        ++out_.abandoned_frames;
+      }
+      if (th.stack.size() >= opt_.max_stack) {
+        ++out_.unmatched_exits;
+        return;
+      }
+      th.stack.push_back({site, depth, child(th.cur(), site)});
+    } else {
+      // Pop to the innermost open frame of this site (same depth preferred).
+      std::size_t i = th.stack.size(), found = SIZE_MAX;
+      while (i > 0) {
+        --i;
+        if (th.stack[i].site == site) {
+          if (found == SIZE_MAX)
+            found = i;
+          if (th.stack[i].depth == depth) {
+            found = i;
+            break;
+          }
+        }
+        if (static_cast<std::int32_t>(th.stack[i].depth - depth) < 0)
+          break; // shallower than the exiting frame: stop searching
+      }
+      if (found == SIZE_MAX) {
+        ++out_.unmatched_exits;
+        return;
+      }
+      out_.abandoned_frames += th.stack.size() - found - 1;
+      th.stack.resize(found);
+    }
+  }
+
+  void begin_wait(Thread &th, std::int64_t t, WaitKind k) {
+    if (th.waiting)
+      end_wait(th, t, -1, 0);
+    boundary(th, t);
+    register_trunc(t);
+    th.waiting = true;
+    th.wb = t;
+    th.wkind = k;
+    th.wctx = th.cur();
+  }
+  void end_wait(Thread &th, std::int64_t t, std::int32_t src, std::int64_t r) {
+    Chunk c{};
+    c.type = kWait;
+    c.t0 = th.wb;
+    c.tle = c.t1 = t;
+    c.ctx = th.wctx;
+    c.wkind = th.wkind;
+    c.src = src;
+    c.r = r;
+    c.dbegin = th.delta_base + th.deltas.size();
+    if (src >= 0)
+      ++out_.wake_edges;
+    th.chunks.push_back(c);
+    th.waiting = false;
+    th.t0 = th.last_t = t;
+    th.touched.clear();
+    ++th.serial;
+  }
+  void hop(Thread &th, std::int64_t t, std::int32_t src, std::int64_t r, std::uint64_t interval,
+           WaitKind k) {
+    Chunk c{};
+    c.type = kHop;
+    c.t0 = c.tle = c.t1 = t;
+    c.src = src;
+    c.r = r;
+    c.interval = interval;
+    c.ctx = th.cur();
+    c.wkind = k;
+    c.dbegin = th.delta_base + th.deltas.size();
+    th.chunks.push_back(c);
+  }
+
+  ObjKey obj_key(const Thread &th, Category cat, std::uint64_t addr) const {
+    std::uint64_t dev, ino, off;
+    if (th.proc && !th.proc->shared.empty() && th.proc->shared_key(addr, dev, ino, off))
+      return {(cat << 56) | (1ull << 55) | (dev & ((1ull << 55) - 1)), ino, off};
+    return {(cat << 56) | th.pid, 0, addr};
+  }
+
+  void sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_t t);
+  void end_interval(std::int32_t ti, std::uint64_t id, std::int64_t t);
+  void walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64_t interval);
+  void ensure_closed(std::int32_t ti, std::int64_t hi);
+  void run_probes(Thread &th, std::size_t stop, std::int64_t until);
+  void prune(std::int64_t now);
+  void attribute(std::uint32_t node, std::int64_t dt) {
+    if (dt == 0)
+      return;
+    if (node >= res_.size())
+      res_.resize(nodes_.size() + 64, 0);
+    if (res_[node] == 0 && !res_seen(node))
+      res_touched_.push_back(node);
+    res_[node] += dt;
+  }
+  bool res_seen(std::uint32_t node) {
+    if (node >= res_flag_.size())
+      res_flag_.resize(nodes_.size() + 64, 0);
+    if (res_flag_[node])
+      return true;
+    res_flag_[node] = 1;
+    return false;
+  }
+
+  const trace::Trace &tr_;
+  EngineOptions opt_;
+  EngineOutput out_;
+  std::vector<NodeDef> nodes_;
+  FlatMap child_map_, compose_map_;
+  std::vector<Thread> threads_;
+  std::deque<std::int64_t> truncs_;
+  std::uint64_t trunc_base_ = 0;
+  std::unordered_map<ObjKey, Releases, ObjKeyHash> releases_;
+  std::unordered_map<ObjKey, std::deque<Send>, ObjKeyHash> sends_;
+  std::unordered_map<std::uint64_t, OpenInterval> open_;
+  std::multiset<std::int64_t> open_begins_;
+  std::unordered_map<std::string, std::uint32_t> label_ids_;
+  std::vector<std::int64_t> res_;
+  std::vector<std::uint8_t> res_flag_;
+  std::vector<std::uint32_t> res_touched_;
+  std::uint64_t syncs_since_prune_ = 0;
+};
+
+void Engine::run_probes(Thread &th, std::size_t stop, std::int64_t until) {
+  std::size_t i = th.pos;
+  for (; i < stop; ++i) {
+    std::int64_t t = rec_time(th, i);
+    if (t > until)
+      break;
+    const vprof_record &r = th.recs[i];
+    probe(th, vprof_record_kind_of(&r), r.arg, t);
+  }
+  th.pos = i;
+}
+
+void Engine::ensure_closed(std::int32_t ti, std::int64_t hi) {
+  Thread &th = threads_[ti];
+  if (!th.started)
+    return;
+  if (th.waiting) {
+    if (hi > th.wb) { // split the pending wait: its first part has no known waker
+      std::int64_t keep_wb = th.wb;
+      std::uint32_t ctx = th.wctx;
+      std::uint8_t k = th.wkind;
+      Chunk c{};
+      c.type = kWait;
+      c.t0 = keep_wb;
+      c.tle = c.t1 = hi;
+      c.ctx = ctx;
+      c.wkind = k;
+      c.src = -1;
+      c.dbegin = th.delta_base + th.deltas.size();
+      th.chunks.push_back(c);
+      th.wb = hi;
+    }
+    return;
+  }
+  if (hi <= th.t0)
+    return;
+  run_probes(th, th.next_sync, hi);
+  if (th.waiting)
+    return;
+  boundary(th, std::max(hi, th.last_t));
+}
+
+void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64_t interval) {
+  struct Item {
+    std::int32_t th;
+    std::int64_t hi, lo;
+    std::uint32_t prefix;
+  };
+  std::vector<Item> work{{ti, hi, lo, 0}};
+  const std::uint32_t untracked_local = child(0, kLabelUntracked);
+  while (!work.empty()) {
+    Item it = work.back();
+    work.pop_back();
+    ensure_closed(it.th, it.hi);
+    Thread &T = threads_[it.th];
+    const auto &ch = T.chunks;
+    std::size_t idx = static_cast<std::size_t>(
+        std::upper_bound(ch.begin(), ch.end(), it.hi,
+                         [](std::int64_t v, const Chunk &c) { return v < c.t0; }) -
+        ch.begin());
+    std::int64_t cur = it.hi;
+    bool stopped = false;
+    for (std::size_t j = idx; j-- > 0;) {
+      if (cur <= it.lo)
+        break;
+      const Chunk &c = ch[j];
+      if (c.t1 <= it.lo && c.type != kHop)
+        break;
+      if (c.t1 < cur) { // not contiguous (thread start, pruned or unseen time)
+        std::int64_t g = std::max(c.t1, it.lo);
+        attribute(compose(it.prefix, untracked_local), cur - g);
+        cur = g;
+        if (cur <= it.lo)
+          break;
+      }
+      if (c.type == kHop) {
+        if (c.t0 > it.lo && c.src >= 0 && (c.interval == kAnyInterval || c.interval == interval)) {
+          std::int64_t r = std::clamp(c.r, it.lo, c.t0);
+          attribute(compose(it.prefix, child(c.ctx, kLabelWaitBase + c.wkind)), c.t0 - r);
+          if (r > it.lo)
+            work.push_back({c.src, r, it.lo, it.prefix});
+          cur = it.lo;
+          stopped = true;
+          break;
+        }
+        continue;
+      }
+      std::int64_t a = std::max(c.t0, it.lo), b = std::min(c.t1, cur);
+      if (b <= a) {
+        cur = std::min(cur, std::max(a, it.lo));
+        continue;
+      }
+      if (c.type == kRun) {
+        if (b > c.tle)
+          attribute(compose(it.prefix, c.tail), b - std::max(c.tle, a));
+        std::int64_t dhi = std::min(b, c.tle);
+        if (dhi > a) {
+          std::size_t d0 = static_cast<std::size_t>(c.dbegin - T.delta_base);
+          if (a == c.t0 && dhi == c.tle) {
+            for (std::uint32_t k = 0; k < c.dcount; ++k)
+              attribute(compose(it.prefix, T.deltas[d0 + k].node), T.deltas[d0 + k].dt);
+          } else { // cannot happen by construction; stay exact in sum anyway
+            ++out_.inexact_splits;
+            std::int64_t len = dhi - a, total = c.tle - c.t0, given = 0;
+            for (std::uint32_t k = 0; k < c.dcount && total > 0; ++k) {
+              auto v = static_cast<std::int64_t>(static_cast<__int128>(T.deltas[d0 + k].dt) * len / total);
+              attribute(compose(it.prefix, T.deltas[d0 + k].node), v);
+              given += v;
+            }
+            attribute(compose(it.prefix, c.dcount ? T.deltas[d0].node : c.tail), len - given);
+          }
+        }
+      } else { // kWait
+        std::uint32_t w = compose(it.prefix, child(c.ctx, kLabelWaitBase + c.wkind));
+        if (c.src >= 0) {
+          std::int64_t r = std::clamp(c.r, a, b);
+          attribute(w, b - r);
+          if (r > a)
+            work.push_back({c.src, r, a, w});
+        } else {
+          attribute(w, b - a);
+        }
+      }
+      cur = a;
+    }
+    if (!stopped && cur > it.lo)
+      attribute(compose(it.prefix, untracked_local), cur - it.lo);
+  }
+}
+
+void Engine::end_interval(std::int32_t ti, std::uint64_t id, std::int64_t e) {
+  auto it = open_.find(id);
+  if (it == open_.end()) {
+    ++out_.intervals_unmatched_end;
+    return;
+  }
+  OpenInterval oi = it->second;
+  open_.erase(it);
+  if (auto b = open_begins_.find(oi.begin); b != open_begins_.end())
+    open_begins_.erase(b);
+  if (e < oi.begin) {
+    ++out_.intervals_unmatched_end;
+    return;
+  }
+  res_touched_.clear();
+  walk(ti, e, oi.begin, id);
+  IntervalRec rec{};
+  rec.id = id;
+  rec.label = oi.label;
+  rec.pid = oi.pid;
+  rec.begin = oi.begin;
+  rec.end = e;
+  rec.times_off = out_.times.size();
+  std::int64_t sum = 0;
+  std::sort(res_touched_.begin(), res_touched_.end());
+  for (std::uint32_t nd : res_touched_) {
+    if (res_[nd] != 0)
+      out_.times.push_back({nd, res_[nd]});
+    sum += res_[nd];
+    res_[nd] = 0;
+    res_flag_[nd] = 0;
+  }
+  rec.times_n = static_cast<std::uint32_t>(out_.times.size() - rec.times_off);
+  if (sum != e - oi.begin)
+    ++out_.path_sum_mismatches;
+  out_.intervals.push_back(rec);
+}
+
+void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_t t) {
+  Thread &th = threads_[ti];
+  auto acquire = [&](Category cat, WaitKind wk, bool need_after_wb) {
+    if (th.waiting && th.wkind == wk) {
+      std::int32_t src = -1;
+      std::int64_t r = 0;
+      auto f = releases_.find(obj_key(th, cat, arg));
+      if (f != releases_.end() && f->second.last_other(ti, src, r) && need_after_wb && r < th.wb)
+        src = -1;
+      advance(th, t);
+      end_wait(th, t, src, r);
+    } else {
+      if (th.waiting)
+        end_wait(th, t, -1, 0);
+      boundary(th, t);
+    }
+  };
+  auto release = [&](Category cat) {
+    if (th.waiting)
+      end_wait(th, t, -1, 0);
+    boundary(th, t);
+    releases_[obj_key(th, cat, arg)].add(ti, t);
+  };
+  switch (kind) {
+  case VPROF_REC_LOCK_WAIT: begin_wait(th, t, kMutex); break;
+  case VPROF_REC_LOCK_ACQUIRE: acquire(kCatLock, kMutex, false); break;
+  case VPROF_REC_LOCK_RELEASE: release(kCatLock); break;
+  case VPROF_REC_RWLOCK_WAIT_RD:
+  case VPROF_REC_RWLOCK_WAIT_WR: begin_wait(th, t, kRwlock); break;
+  case VPROF_REC_RWLOCK_ACQUIRE_RD:
+  case VPROF_REC_RWLOCK_ACQUIRE_WR: acquire(kCatRw, kRwlock, false); break;
+  case VPROF_REC_RWLOCK_RELEASE: release(kCatRw); break;
+  case VPROF_REC_COND_WAIT_BEGIN: begin_wait(th, t, kCond); break;
+  case VPROF_REC_COND_WAIT_END: acquire(kCatCond, kCond, true); break;
+  case VPROF_REC_COND_WAIT_TIMEOUT:
+    if (th.waiting) {
+      advance(th, t);
+      end_wait(th, t, -1, 0);
+    } else {
+      boundary(th, t);
+    }
+    break;
+  case VPROF_REC_COND_SIGNAL:
+  case VPROF_REC_COND_BROADCAST: release(kCatCond); break;
+  case VPROF_REC_SEM_WAIT: begin_wait(th, t, kSem); break;
+  case VPROF_REC_SEM_ACQUIRE: acquire(kCatSem, kSem, false); break;
+  case VPROF_REC_SEM_POST: release(kCatSem); break;
+  case VPROF_REC_WAIT_BEGIN: begin_wait(th, t, kCustom); break;
+  case VPROF_REC_WAIT_END: acquire(kCatCustom, kCustom, false); break;
+  case VPROF_REC_WAKE: release(kCatCustom); break;
+  case VPROF_REC_HANDOFF_SEND: {
+    if (th.waiting)
+      end_wait(th, t, -1, 0);
+    boundary(th, t);
+    auto &q = sends_[obj_key(th, kCatHandoff, arg)];
+    if (q.size() >= (1u << 20))
+      q.pop_front();
+    q.push_back({ti, t});
+    break;
+  }
+  case VPROF_REC_HANDOFF_RECV: {
+    if (th.waiting)
+      end_wait(th, t, -1, 0);
+    boundary(th, t);
+    auto f = sends_.find(obj_key(th, kCatHandoff, arg));
+    if (f != sends_.end() && !f->second.empty()) {
+      Send s = f->second.front();
+      f->second.pop_front();
+      if (s.th != ti) {
+        hop(th, t, s.th, s.t, kAnyInterval, kHandoff);
+        ++out_.wake_edges;
+      }
+    }
+    break;
+  }
+  case VPROF_REC_INTERVAL_BEGIN: {
+    if (th.waiting)
+      end_wait(th, t, -1, 0);
+    boundary(th, t);
+    register_trunc(t);
+    auto f = open_.find(arg);
+    if (f != open_.end()) { // begun twice: the later begin wins
+      if (auto b = open_begins_.find(f->second.begin); b != open_begins_.end())
+        open_begins_.erase(b);
+      ++out_.intervals_unfinished;
+    }
+    OpenInterval oi;
+    oi.begin = t;
+    oi.pid = th.pid;
+    oi.holder = ti;
+    open_[arg] = oi;
+    open_begins_.insert(t);
+    th.last_begun = arg;
+    break;
+  }
+  case VPROF_REC_LABEL: {
+    auto f = open_.find(th.last_begun);
+    if (f != open_.end()) {
+      std::string text;
+      if (th.proc) {
+        auto l = th.proc->labels.find(static_cast<std::uint32_t>(arg));
+        if (l != th.proc->labels.end())
+          text = l->second;
+      }
+      if (text.empty())
+        text = "label#" + std::to_string(static_cast<std::uint32_t>(arg));
+      auto [li, ins] = label_ids_.try_emplace(text, static_cast<std::uint32_t>(out_.labels.size()));
+      if (ins)
+        out_.labels.push_back(text);
+      f->second.label = li->second;
+    }
+    break;
+  }
+  case VPROF_REC_INTERVAL_END:
+    if (th.waiting)
+      end_wait(th, t, -1, 0);
+    boundary(th, t);
+    end_interval(ti, arg, t);
+    prune(t);
+    break;
+  case VPROF_REC_ATTACH: {
+    if (th.waiting)
+      end_wait(th, t, -1, 0);
+    boundary(th, t);
+    register_trunc(t);
+    auto f = open_.find(arg);
+    if (f != open_.end()) {
+      OpenInterval &oi = f->second;
+      if (oi.holder >= 0 && oi.holder != ti)
+        hop(th, t, oi.holder, oi.holder_detached ? oi.detach_t : t, arg, kQueue);
+      oi.holder = ti;
+      oi.holder_detached = false;
+    }
+    break;
+  }
+  case VPROF_REC_DETACH: {
+    if (th.waiting)
+      end_wait(th, t, -1, 0);
+    boundary(th, t);
+    auto f = open_.find(arg);
+    if (f != open_.end() && f->second.holder == ti) {
+      f->second.holder_detached = true;
+      f->second.detach_t = t;
+    }
+    break;
+  }
+  default: break;
+  }
+  if (++syncs_since_prune_ >= 4096)
+    prune(t);
+}
+
+void Engine::prune(std::int64_t now) {
+  syncs_since_prune_ = 0;
+  std::int64_t low = open_begins_.empty() ? now : std::min(now, *open_begins_.begin());
+  std::uint64_t min_cursor = trunc_base_ + truncs_.size();
+  std::uint64_t chunks = 0;
+  for (auto &th : threads_) {
+    while (!th.chunks.empty() && th.chunks.front().t1 < low)
+      th.chunks.pop_front();
+    std::uint64_t keep = th.chunks.empty() ? th.delta_base + th.deltas.size() : th.chunks.front().dbegin;
+    while (th.delta_base < keep && !th.deltas.empty()) {
+      th.deltas.pop_front();
+      ++th.delta_base;
+    }
+    chunks += th.chunks.size();
+    if (th.pos < th.n)
+      min_cursor = std::min(min_cursor, th.trunc_cursor);
+  }
+  out_.peak_chunks = std::max(out_.peak_chunks, chunks);
+  while (trunc_base_ < min_cursor && !truncs_.empty()) {
+    truncs_.pop_front();
+    ++trunc_base_;
+  }
+}
+
+EngineOutput Engine::run() {
+  const auto &streams = tr_.streams();
+  threads_.resize(streams.size());
+  using Key = std::pair<std::int64_t, std::int32_t>;
+  std::priority_queue<Key, std::vector<Key>, std::greater<Key>> heap;
+  auto next_sync = [](const Thread &th, std::size_t from) {
+    for (std::size_t i = from; i < th.n; ++i)
+      if (!is_probe(vprof_record_kind_of(&th.recs[i])))
+        return i;
+    return th.n;
+  };
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    Thread &th = threads_[i];
+    th.stream = &streams[i];
+    auto recs = streams[i].records();
+    th.recs = recs.data();
+    th.n = recs.size();
+    th.base = streams[i].info().base_ticks;
+    th.off = static_cast<std::int64_t>(th.base - tr_.run_base_ticks());
+    th.pid = streams[i].info().pid;
+    th.proc = tr_.process(th.pid);
+    th.next_sync = next_sync(th, 0);
+    out_.records += th.n;
+    heap.push({th.next_sync < th.n ? th.time_of(th.next_sync) : kInf, static_cast<std::int32_t>(i)});
+  }
+  for (const auto &p : tr_.processes())
+    out_.dropped += p.dropped;
+  while (!heap.empty()) {
+    auto [key, ti] = heap.top();
+    heap.pop();
+    Thread &th = threads_[ti];
+    run_probes(th, th.next_sync, kInf);
+    if (th.next_sync < th.n) {
+      std::size_t i = th.next_sync;
+      std::int64_t t = rec_time(th, i);
+      th.pos = i + 1;
+      th.next_sync = next_sync(th, th.pos);
+      sync(ti, vprof_record_kind_of(&th.recs[i]), th.recs[i].arg, t);
+      heap.push({th.next_sync < th.n ? th.time_of(th.next_sync) : kInf, ti});
+    } else {
+      th.pos = th.n;
+    }
+  }
+  out_.intervals_unfinished += open_.size();
+  out_.nodes = std::move(nodes_);
+  return std::move(out_);
+}
+
+} // namespace
+
+EngineOutput run_engine(const trace::Trace &trace, const EngineOptions &opt) {
+  Engine e(trace, opt);
+  return e.run();
+}
+
+} // namespace vprof::analyzer::detail

@@ -1,0 +1,68 @@
+// Internal: the streaming critical-path engine. Turns a validated trace into, for every
+// completed interval, the self time of each node on its critical path (docs/analyzer.md).
+#pragma once
+
+#include "vprof/trace_reader.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace vprof::analyzer::detail {
+
+// Node labels: a site id (< 2^32), a wait node, or the untracked-time node.
+inline constexpr std::uint64_t kLabelWaitBase = 1ull << 32;
+inline constexpr std::uint64_t kLabelUntracked = 3ull << 32;
+inline constexpr std::uint32_t kNoParent = 0xffffffffu;
+
+enum WaitKind : std::uint8_t { kMutex, kRwlock, kCond, kSem, kCustom, kHandoff, kQueue, kWaitKinds };
+const char *wait_kind_name(unsigned k);
+
+struct NodeDef {
+  std::uint32_t parent; // kNoParent for the root (node 0)
+  std::uint64_t label;
+};
+
+struct NodeTime {
+  std::uint32_t node;
+  std::int64_t ticks; // self time on the critical path
+};
+
+struct IntervalRec {
+  std::uint64_t id;
+  std::uint32_t label;  // index into EngineOutput::labels (0 = unlabelled)
+  std::uint32_t pid;
+  std::int64_t begin, end; // run ticks
+  std::uint64_t times_off;
+  std::uint32_t times_n;
+};
+
+struct EngineOutput {
+  std::vector<NodeDef> nodes;
+  std::vector<IntervalRec> intervals;
+  std::vector<NodeTime> times;
+  std::vector<std::string> labels{""};
+  std::uint64_t records = 0;
+  std::uint64_t dropped = 0;
+  std::uint64_t intervals_unfinished = 0;   // begun, never ended
+  std::uint64_t intervals_unmatched_end = 0; // END without a known BEGIN
+  std::uint64_t path_sum_mismatches = 0;     // L(s) != sum over the path (must stay 0)
+  std::uint64_t inexact_splits = 0;          // chunk split by proration (should stay 0)
+  std::uint64_t abandoned_frames = 0;        // closed by the depth rule (longjmp)
+  std::uint64_t unmatched_exits = 0;
+  std::uint64_t clock_regressions = 0;       // a record earlier than its predecessor
+  std::uint64_t wake_edges = 0;
+  std::uint64_t peak_chunks = 0;
+  double ticks_per_second = 1e9;
+  std::vector<std::string> warnings;
+};
+
+struct EngineOptions {
+  std::uint32_t max_nodes = 1u << 22;
+  std::uint32_t max_stack = 4096;
+};
+
+// Throws AnalysisError (see analyzer.hpp) when a limit is exceeded.
+EngineOutput run_engine(const trace::Trace &trace, const EngineOptions &opt);
+
+} // namespace vprof::analyzer::detail

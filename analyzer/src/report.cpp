@@ -1,0 +1,239 @@
+// Reports of an analysis: a readable text report (latency, variance tree, ranked factor
+// table, what-if table per group) and the same content as JSON.
+#include "vprof/analyzer.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace vprof::analyzer {
+namespace {
+
+std::string fmt(const char *f, double a) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, f, a);
+  return buf;
+}
+
+// Human time: ns, us, ms or s with 3 significant-ish digits.
+std::string human_ns(double ns) {
+  double a = std::abs(ns);
+  if (a < 1e3)
+    return fmt("%.0fns", ns);
+  if (a < 1e6)
+    return fmt("%.2fus", ns / 1e3);
+  if (a < 1e9)
+    return fmt("%.2fms", ns / 1e6);
+  return fmt("%.3fs", ns / 1e9);
+}
+
+std::string pct(double x) { return fmt("%.1f%%", 100 * x); }
+
+const char *kind_text(Node::Kind k) {
+  switch (k) {
+  case Node::Kind::Root: return "root";
+  case Node::Kind::Site: return "site";
+  case Node::Kind::Wait: return "wait";
+  case Node::Kind::Untracked: return "untracked";
+  }
+  return "root";
+}
+
+void render_group(std::string &out, const AnalysisResult &res, const GroupResult &g,
+                  const RenderOptions &opt) {
+  const auto &l = g.latency;
+  out += "== intervals: " + (g.label.empty() ? std::string("all") : g.label) + " (n=" +
+         std::to_string(l.count) + ") ==\n";
+  out += "latency: mean " + human_ns(l.mean_ns) + "  sd " + human_ns(std::sqrt(l.var_ns2)) +
+         "  cv " + fmt("%.3f", l.cv) + "  p50 " + human_ns(l.p50_ns) + "  p95 " +
+         human_ns(l.p95_ns) + "  p99 " + human_ns(l.p99_ns) + "  max " + human_ns(l.max_ns) + "\n";
+  out += "max tree residual: " + fmt("%.2e", g.max_residual) + "\n\n";
+
+  out += "variance tree (share of Var(L), mean time on the critical path):\n";
+  std::map<int, const NodeStats *> stats;
+  std::map<int, std::vector<int>> kids;
+  for (const auto &ns : g.nodes) {
+    stats[ns.node] = &ns;
+    if (res.nodes[ns.node].parent >= 0)
+      kids[res.nodes[ns.node].parent].push_back(ns.node);
+  }
+  auto line = [&](const std::string &indent, const std::string &name, double share, double mean) {
+    std::string left = indent + name;
+    char buf[512];
+    std::snprintf(buf, sizeof buf, "%-60s %7s  %10s\n", left.c_str(), pct(share).c_str(),
+                  human_ns(mean).c_str());
+    out += buf;
+  };
+  double varL = l.var_ns2;
+  std::function<void(int, const std::string &, const std::string &, bool)> rec =
+      [&](int node, const std::string &prefix, const std::string &branch, bool last) {
+        const NodeStats &ns = *stats[node];
+        line(prefix + branch, res.nodes[node].name, ns.share, ns.mean_ns);
+        std::string child_prefix = prefix + (branch.empty() ? "" : (last ? "   " : "|  "));
+        std::vector<int> show;
+        int folded = 0;
+        for (int c : kids[node]) {
+          const NodeStats &cs = *stats[c];
+          if (std::abs(cs.share) >= opt.min_tree_share || (varL == 0 && cs.mean_ns > 0))
+            show.push_back(c);
+          else
+            ++folded;
+        }
+        bool body = ns.expanded;
+        for (std::size_t i = 0; i < show.size(); ++i)
+          rec(show[i], child_prefix, (i + 1 == show.size() && !body && !folded) ? "`- " : "+- ",
+              i + 1 == show.size() && !body && !folded);
+        if (folded)
+          line(child_prefix + (body ? "+- " : "`- "),
+               "(" + std::to_string(folded) + " nodes below " + pct(opt.min_tree_share) + ")", 0, 0);
+        if (body)
+          line(child_prefix + "`- ", "(body)", varL > 0 ? ns.body_var_ns2 / varL : 0,
+               ns.body_mean_ns);
+      };
+  if (stats.count(0))
+    rec(0, "", "", true);
+  out += "\nfactors (score = specificity x share; covariances counted twice):\n";
+  char buf[1024];
+  std::snprintf(buf, sizeof buf, "%4s %9s %8s %-19s %6s %4s  %s\n", "rank", "score", "share",
+                "95% CI", "spec", "leaf", "factor");
+  out += buf;
+  int rank = 0;
+  for (const auto &f : g.factors) {
+    if (rank >= opt.max_factors)
+      break;
+    ++rank;
+    std::string ci = f.has_ci ? "[" + pct(f.share_lo) + ", " + pct(f.share_hi) + "]" : "-";
+    std::snprintf(buf, sizeof buf, "%4d %9.3f %8s %-19s %6.0f %4s  %s\n", rank, f.score,
+                  pct(f.share).c_str(), ci.c_str(), f.specificity, f.leaf ? "yes" : "no",
+                  f.name.c_str());
+    out += buf;
+  }
+  if (!g.whatifs.empty()) {
+    out += "\nwhat-if (the factor's time replaced by its mean in every interval):\n";
+    std::snprintf(buf, sizeof buf, "%-12s %-12s  %s\n", "Var(L) drop", "p99 drop", "factor");
+    out += buf;
+    std::map<std::string, std::string> names;
+    for (const auto &f : g.factors)
+      names[f.key] = f.name;
+    for (const auto &w : g.whatifs) {
+      std::snprintf(buf, sizeof buf, "%-12s %-12s  %s\n", pct(w.var_drop).c_str(),
+                    pct(w.p99_drop).c_str(), names[w.key].c_str());
+      out += buf;
+    }
+  }
+  out += "\n";
+}
+
+} // namespace
+
+std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
+  std::string out;
+  out += "vprof analysis of " + res.trace_dir + "\n";
+  out += std::to_string(res.records) + " records, " + std::to_string(res.streams) +
+         " streams, " + std::to_string(res.processes) + " processes, " +
+         std::to_string(res.intervals) + " intervals, " + std::to_string(res.wake_edges) +
+         " wake-up edges, " + std::to_string(res.dropped) + " dropped\n";
+  out += "H = " + std::to_string(res.H) +
+         (res.heights_from_db ? " (call-graph heights)" : " (no call graph: node depths)") + "\n";
+  for (const auto &w : res.warnings)
+    out += "warning: " + w + "\n";
+  out += "\n";
+  for (const auto &g : res.groups) {
+    render_group(out, res, g, opt);
+    if (!opt.all_groups)
+      break;
+  }
+  return out;
+}
+
+std::string render_json(const AnalysisResult &res) {
+  using nlohmann::json;
+  json j;
+  j["trace_dir"] = res.trace_dir;
+  j["records"] = res.records;
+  j["streams"] = res.streams;
+  j["processes"] = res.processes;
+  j["dropped"] = res.dropped;
+  j["intervals"] = res.intervals;
+  j["intervals_unfinished"] = res.intervals_unfinished;
+  j["wake_edges"] = res.wake_edges;
+  j["abandoned_frames"] = res.abandoned_frames;
+  j["H"] = res.H;
+  j["heights_from_db"] = res.heights_from_db;
+  j["warnings"] = res.warnings;
+  json nodes = json::array();
+  for (const auto &n : res.nodes) {
+    json o{{"id", n.id},     {"parent", n.parent}, {"kind", kind_text(n.kind)},
+           {"name", n.name}, {"path", n.path},     {"depth", n.depth}};
+    if (n.kind == Node::Kind::Site)
+      o["site"] = n.site;
+    if (n.kind == Node::Kind::Wait)
+      o["wait"] = n.wait;
+    if (n.function)
+      o["function"] = n.function;
+    if (n.height >= 0)
+      o["height"] = n.height;
+    nodes.push_back(o);
+  }
+  j["nodes"] = nodes;
+  json groups = json::array();
+  for (const auto &g : res.groups) {
+    const auto &l = g.latency;
+    json gj;
+    gj["label"] = g.label;
+    gj["latency"] = {{"count", l.count}, {"mean_ns", l.mean_ns}, {"var_ns2", l.var_ns2},
+                     {"cv", l.cv},       {"min_ns", l.min_ns},   {"p50_ns", l.p50_ns},
+                     {"p95_ns", l.p95_ns}, {"p99_ns", l.p99_ns}, {"max_ns", l.max_ns}};
+    gj["max_residual"] = g.max_residual;
+    json ns = json::array();
+    for (const auto &s : g.nodes)
+      ns.push_back({{"node", s.node},
+                    {"mean_ns", s.mean_ns},
+                    {"var_ns2", s.var_ns2},
+                    {"share", s.share},
+                    {"body_mean_ns", s.body_mean_ns},
+                    {"body_var_ns2", s.body_var_ns2},
+                    {"expanded", s.expanded},
+                    {"residual", s.residual}});
+    gj["nodes"] = ns;
+    json fs = json::array();
+    for (const auto &f : g.factors) {
+      json o{{"key", f.key},
+             {"kind", f.kind == Factor::Kind::Variance ? "var" : "cov"},
+             {"name", f.name},
+             {"parent", f.parent},
+             {"a", f.a},
+             {"a_body", f.a_body},
+             {"term_ns2", f.term_ns2},
+             {"share", f.share},
+             {"specificity", f.specificity},
+             {"score", f.score},
+             {"leaf", f.leaf}};
+      if (f.b >= 0) {
+        o["b"] = f.b;
+        o["b_body"] = f.b_body;
+      }
+      if (f.has_ci)
+        o["share_ci"] = {f.share_lo, f.share_hi};
+      fs.push_back(o);
+    }
+    gj["factors"] = fs;
+    json ws = json::array();
+    for (const auto &w : g.whatifs)
+      ws.push_back({{"key", w.key},
+                    {"var_after_ns2", w.var_after_ns2},
+                    {"var_drop", w.var_drop},
+                    {"p99_after_ns", w.p99_after_ns},
+                    {"p99_drop", w.p99_drop}});
+    gj["whatif"] = ws;
+    groups.push_back(gj);
+  }
+  j["groups"] = groups;
+  return j.dump(2);
+}
+
+} // namespace vprof::analyzer

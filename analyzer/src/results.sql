@@ -1,0 +1,77 @@
+-- vprof analyzer result tables, added to the workspace DB by vprof::analyzer::ensure_tables.
+-- Times in ns, variances in ns^2; shares are fractions of Var(L). docs/analyzer.md.
+
+-- One analysis of one trace directory, for one plan iteration.
+CREATE TABLE IF NOT EXISTS analysis_runs(
+  id                   INTEGER PRIMARY KEY,
+  iteration            INTEGER NOT NULL,
+  trace_dir            TEXT NOT NULL,
+  created              TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  records              INTEGER NOT NULL,
+  streams              INTEGER NOT NULL,
+  processes            INTEGER NOT NULL,
+  dropped              INTEGER NOT NULL,
+  intervals            INTEGER NOT NULL,
+  intervals_unfinished INTEGER NOT NULL,
+  wake_edges           INTEGER NOT NULL,
+  root_height          INTEGER NOT NULL,   -- H
+  ticks_per_second     REAL NOT NULL,
+  max_residual         REAL NOT NULL       -- worst tree residual over all groups
+);
+CREATE INDEX IF NOT EXISTS analysis_runs_by_iteration ON analysis_runs(iteration);
+
+-- Latency statistics per interval type ('' = all intervals).
+CREATE TABLE IF NOT EXISTS interval_stats(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  mean_ns REAL, var_ns2 REAL, cv REAL, min_ns REAL, p50_ns REAL, p95_ns REAL, p99_ns REAL,
+  max_ns REAL, max_residual REAL,
+  PRIMARY KEY(run, label)
+);
+
+-- Variance tree nodes per group: T_n and B_n statistics.
+CREATE TABLE IF NOT EXISTS tree_nodes(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  node INTEGER NOT NULL,        -- id within this run
+  parent INTEGER,               -- NULL for the root
+  path TEXT NOT NULL,           -- stable key: /s12/wait:mutex/s7
+  kind TEXT NOT NULL CHECK(kind IN ('root', 'site', 'wait', 'untracked')),
+  site INTEGER,                 -- sites.id for kind 'site'
+  function INTEGER,             -- functions.id behind the node, when known
+  name TEXT NOT NULL,
+  height INTEGER,
+  mean_ns REAL, var_ns2 REAL, share REAL,
+  body_mean_ns REAL, body_var_ns2 REAL,
+  expanded INTEGER NOT NULL,    -- 1: Var(T_n) decomposed over [children..., body]
+  residual REAL,
+  PRIMARY KEY(run, label, node)
+);
+
+-- Ranked factors (terms of the variance trees) per group.
+CREATE TABLE IF NOT EXISTS factors(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  rank INTEGER NOT NULL,        -- 1 = highest score
+  key TEXT NOT NULL,            -- var:<path>[#body] | cov:<a>|<b>
+  kind TEXT NOT NULL CHECK(kind IN ('var', 'cov')),
+  parent INTEGER NOT NULL,      -- tree_nodes.node whose decomposition holds the term
+  a INTEGER NOT NULL, a_body INTEGER NOT NULL,
+  b INTEGER, b_body INTEGER,
+  name TEXT NOT NULL,
+  term_ns2 REAL NOT NULL,       -- Var, or 2 Cov
+  share REAL NOT NULL, share_lo REAL, share_hi REAL,
+  specificity REAL NOT NULL, score REAL NOT NULL,
+  leaf INTEGER NOT NULL,
+  PRIMARY KEY(run, label, rank)
+);
+
+-- What-if: Var(L) and p99 if the factor's time were its mean in every interval.
+CREATE TABLE IF NOT EXISTS whatif(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  key TEXT NOT NULL,
+  var_after_ns2 REAL, var_drop REAL, p99_after_ns REAL, p99_drop REAL,
+  PRIMARY KEY(run, label, key)
+);

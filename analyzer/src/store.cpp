@@ -1,0 +1,263 @@
+// The analyzer's workspace tables: storing an analysis run, and `expand` (the next
+// iteration's plan from the top-k factors, with the stopping rule). docs/analyzer.md.
+#include "vprof/analyzer.hpp"
+#include "vprof/workspace.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace vprof::analyzer {
+namespace {
+
+constexpr const char *kResultsSql =
+#include "results.sql.inc"
+    ;
+
+const char *kind_text(Node::Kind k) {
+  switch (k) {
+  case Node::Kind::Root: return "root";
+  case Node::Kind::Site: return "site";
+  case Node::Kind::Wait: return "wait";
+  case Node::Kind::Untracked: return "untracked";
+  }
+  return "root";
+}
+
+} // namespace
+
+void ensure_tables(ws::Database &db) { db.ensure_tables(kResultsSql); }
+
+std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration) {
+  ensure_tables(db);
+  ws::Transaction tx(db);
+  double worst = 0;
+  for (const auto &g : res.groups)
+    worst = std::max(worst, g.max_residual);
+  db.prepare("INSERT INTO analysis_runs(iteration, trace_dir, records, streams, processes, "
+             "dropped, intervals, intervals_unfinished, wake_edges, root_height, "
+             "ticks_per_second, max_residual) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)")
+      .bind(1, iteration)
+      .bind(2, res.trace_dir)
+      .bind(3, static_cast<std::int64_t>(res.records))
+      .bind(4, static_cast<std::int64_t>(res.streams))
+      .bind(5, static_cast<std::int64_t>(res.processes))
+      .bind(6, static_cast<std::int64_t>(res.dropped))
+      .bind(7, static_cast<std::int64_t>(res.intervals))
+      .bind(8, static_cast<std::int64_t>(res.intervals_unfinished))
+      .bind(9, static_cast<std::int64_t>(res.wake_edges))
+      .bind(10, res.H)
+      .bind(11, res.ticks_per_second)
+      .bind(12, worst)
+      .run();
+  std::int64_t run = db.last_insert_rowid();
+  auto st_stats = db.prepare("INSERT INTO interval_stats VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto st_node = db.prepare(
+      "INSERT INTO tree_nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto st_factor = db.prepare(
+      "INSERT INTO factors VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto st_whatif = db.prepare("INSERT INTO whatif VALUES (?,?,?,?,?,?,?)");
+  for (const auto &g : res.groups) {
+    const auto &l = g.latency;
+    st_stats.bind(1, run).bind(2, g.label).bind(3, static_cast<std::int64_t>(l.count));
+    st_stats.bind(4, l.mean_ns).bind(5, l.var_ns2).bind(6, l.cv).bind(7, l.min_ns);
+    st_stats.bind(8, l.p50_ns).bind(9, l.p95_ns).bind(10, l.p99_ns).bind(11, l.max_ns);
+    st_stats.bind(12, g.max_residual).run();
+    for (const auto &ns : g.nodes) {
+      const Node &n = res.nodes[ns.node];
+      st_node.bind(1, run).bind(2, g.label).bind(3, n.id);
+      if (n.parent < 0)
+        st_node.bind_null(4);
+      else
+        st_node.bind(4, n.parent);
+      st_node.bind(5, n.path).bind(6, kind_text(n.kind));
+      if (n.kind == Node::Kind::Site)
+        st_node.bind(7, n.site);
+      else
+        st_node.bind_null(7);
+      if (n.function)
+        st_node.bind(8, n.function);
+      else
+        st_node.bind_null(8);
+      st_node.bind(9, n.name);
+      if (n.height >= 0)
+        st_node.bind(10, n.height);
+      else
+        st_node.bind_null(10);
+      st_node.bind(11, ns.mean_ns).bind(12, ns.var_ns2).bind(13, ns.share);
+      st_node.bind(14, ns.body_mean_ns).bind(15, ns.body_var_ns2);
+      st_node.bind(16, ns.expanded ? 1 : 0).bind(17, ns.residual).run();
+    }
+    int rank = 0;
+    for (const auto &f : g.factors) {
+      st_factor.bind(1, run).bind(2, g.label).bind(3, ++rank).bind(4, f.key);
+      st_factor.bind(5, f.kind == Factor::Kind::Variance ? "var" : "cov");
+      st_factor.bind(6, f.parent).bind(7, f.a).bind(8, f.a_body ? 1 : 0);
+      if (f.b >= 0)
+        st_factor.bind(9, f.b).bind(10, f.b_body ? 1 : 0);
+      else
+        st_factor.bind_null(9).bind_null(10);
+      st_factor.bind(11, f.name).bind(12, f.term_ns2).bind(13, f.share);
+      if (f.has_ci)
+        st_factor.bind(14, f.share_lo).bind(15, f.share_hi);
+      else
+        st_factor.bind_null(14).bind_null(15);
+      st_factor.bind(16, f.specificity).bind(17, f.score).bind(18, f.leaf ? 1 : 0).run();
+    }
+    for (const auto &w : g.whatifs) {
+      st_whatif.bind(1, run).bind(2, g.label).bind(3, w.key).bind(4, w.var_after_ns2);
+      st_whatif.bind(5, w.var_drop).bind(6, w.p99_after_ns).bind(7, w.p99_drop).run();
+    }
+  }
+  tx.commit();
+  return run;
+}
+
+namespace {
+
+std::int64_t latest_run(ws::Database &db, int iteration) {
+  auto st = db.prepare("SELECT id FROM analysis_runs WHERE iteration = ? ORDER BY id DESC LIMIT 1");
+  st.bind(1, iteration);
+  return st.step() ? st.int64(0) : -1;
+}
+
+std::vector<std::string> top_keys(ws::Database &db, std::int64_t run, int k) {
+  std::vector<std::string> keys;
+  auto st = db.prepare("SELECT key FROM factors WHERE run = ? AND label = '' ORDER BY rank LIMIT ?");
+  st.bind(1, run).bind(2, k);
+  while (st.step())
+    keys.push_back(st.text(0));
+  return keys;
+}
+
+} // namespace
+
+ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) {
+  ensure_tables(db);
+  ExpandResult er;
+  er.next_iteration = iteration + 1;
+  std::int64_t run = latest_run(db, iteration);
+  if (run < 0)
+    throw AnalysisError(db.path().string() + ": no analysis stored for iteration " +
+                        std::to_string(iteration) + " (run `vprof analyze` first)");
+  er.top_keys = top_keys(db, run, k);
+  if (iteration > 0) {
+    std::int64_t prev = latest_run(db, iteration - 1);
+    if (prev >= 0) {
+      auto old = top_keys(db, prev, k);
+      std::set<std::string> a(old.begin(), old.end()), b(er.top_keys.begin(), er.top_keys.end());
+      if (a == b && !a.empty()) {
+        er.stop = true;
+        er.reason = "top-k unchanged";
+        return er;
+      }
+    }
+  }
+  if (iteration + 1 >= max_iterations) {
+    er.stop = true;
+    er.reason = "iteration budget reached";
+    return er;
+  }
+  std::set<std::int64_t> plan;
+  {
+    auto st = db.prepare("SELECT function FROM plans WHERE iteration = ?");
+    st.bind(1, iteration);
+    while (st.step())
+      plan.insert(st.int64(0));
+  }
+  // Candidate functions per factor side.
+  auto node_row = db.prepare(
+      "SELECT kind, function FROM tree_nodes WHERE run = ? AND label = '' AND node = ?");
+  auto waker_kids = db.prepare(
+      "SELECT function FROM tree_nodes WHERE run = ? AND label = '' AND parent = ? "
+      "AND function IS NOT NULL");
+  auto callees = db.prepare("SELECT DISTINCT c.callee FROM calls c JOIN functions f ON f.id = "
+                            "c.callee WHERE c.caller = ? AND f.defined = 1");
+  auto annotated = db.prepare("SELECT id FROM functions WHERE annotated = 1");
+  auto defined = db.prepare("SELECT defined FROM functions WHERE id = ?");
+  auto is_defined = [&](std::int64_t f) {
+    defined.reset();
+    defined.bind(1, f);
+    return defined.step() && defined.int64(0) != 0;
+  };
+  std::vector<std::pair<std::int64_t, std::string>> additions;
+  std::set<std::int64_t> added;
+  auto add = [&](std::int64_t f, const std::string &key) {
+    if (f > 0 && !plan.count(f) && !added.count(f) && is_defined(f)) {
+      added.insert(f);
+      additions.push_back({f, key});
+    }
+  };
+  auto expand_function = [&](std::int64_t f, const std::string &key) {
+    add(f, key);
+    callees.reset();
+    callees.bind(1, f);
+    std::vector<std::int64_t> cs;
+    while (callees.step())
+      cs.push_back(callees.int64(0));
+    for (auto c : cs)
+      add(c, key);
+  };
+  auto factors = db.prepare("SELECT key, a, a_body, b, b_body FROM factors WHERE run = ? AND "
+                            "label = '' ORDER BY rank LIMIT ?");
+  factors.bind(1, run).bind(2, k);
+  struct Side {
+    std::int64_t node;
+    bool body;
+  };
+  std::vector<std::pair<std::string, std::vector<Side>>> tops;
+  while (factors.step()) {
+    std::vector<Side> sides{{factors.int64(1), factors.int64(2) != 0}};
+    if (!factors.is_null(3))
+      sides.push_back({factors.int64(3), factors.int64(4) != 0});
+    tops.push_back({factors.text(0), sides});
+  }
+  for (const auto &[key, sides] : tops) {
+    for (const auto &s : sides) {
+      node_row.reset();
+      node_row.bind(1, run).bind(2, s.node);
+      if (!node_row.step())
+        continue;
+      std::string kind = node_row.text(0);
+      std::int64_t fn = node_row.is_null(1) ? 0 : node_row.int64(1);
+      if (kind == "root") {
+        if (!s.body)
+          continue;
+        annotated.reset();
+        std::vector<std::int64_t> roots;
+        while (annotated.step())
+          roots.push_back(annotated.int64(0));
+        for (auto r : roots)
+          expand_function(r, key);
+      } else if (kind == "wait") {
+        waker_kids.reset();
+        waker_kids.bind(1, run).bind(2, s.node);
+        std::vector<std::int64_t> fs;
+        while (waker_kids.step())
+          fs.push_back(waker_kids.int64(0));
+        for (auto f : fs)
+          expand_function(f, key);
+      } else if (kind == "site" && !s.body && fn) {
+        expand_function(fn, key);
+      }
+    }
+  }
+  if (additions.empty()) {
+    er.stop = true;
+    er.reason = "all top factors are leaves";
+    return er;
+  }
+  ws::Transaction tx(db);
+  auto copy = db.prepare("INSERT OR IGNORE INTO plans(iteration, function, reason) "
+                         "SELECT ?, function, reason FROM plans WHERE iteration = ?");
+  copy.bind(1, iteration + 1).bind(2, iteration).run();
+  auto ins = db.prepare("INSERT OR IGNORE INTO plans(iteration, function, reason) VALUES (?,?,?)");
+  for (const auto &[f, key] : additions) {
+    ins.bind(1, iteration + 1).bind(2, f).bind(3, "expand:" + key).run();
+    er.added.push_back(f);
+  }
+  tx.commit();
+  er.reason = "expanded";
+  return er;
+}
+
+} // namespace vprof::analyzer

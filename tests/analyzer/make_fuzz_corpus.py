@@ -1,0 +1,51 @@
+#!/usr/bin/env python3
+"""Writes the seed corpus of the trace fuzzer (tests/analyzer/fuzz_corpus/): small valid
+traces in the fuzzer's input layout (analyzer/fuzz/fuzz_trace.cpp). Regenerate with
+    /usr/bin/python3 tests/analyzer/make_fuzz_corpus.py"""
+import pathlib
+import struct
+
+OUT = pathlib.Path(__file__).resolve().parent / "fuzz_corpus"
+
+
+def header(tid, capacity, seq):
+    h = bytearray(256)
+    h[0:8] = b"VPROFTRC"
+    struct.pack_into("<IIII", h, 8, 1, 256, 16, 2)
+    struct.pack_into("<QQ", h, 24, 1_000_000_000, 1000)
+    struct.pack_into("<IIII", h, 56, 1, tid, 0, seq)
+    struct.pack_into("<QQ", h, 80, 0, capacity)
+    struct.pack_into("<Q", h, 72, 3)
+    return bytes(h)
+
+
+def stream(tid, seq, recs, spare=2):
+    body = b"".join(struct.pack("<QQ", (k << 56) | (1000 + t), a) for k, t, a in recs)
+    return header(tid, len(recs) + spare, seq) + body + bytes(16 * spare)
+
+
+def probe(site, depth):
+    return site | (depth << 32)
+
+
+def main():
+    OUT.mkdir(exist_ok=True)
+    one = [(16, 0, 1), (20, 0, 1), (1, 1, probe(1, 1)), (1, 2, probe(2, 2)), (2, 5, probe(2, 2)),
+           (32, 6, 0xA0), (33, 9, 0xA0), (34, 10, 0xA0), (2, 12, probe(1, 1)), (17, 13, 1)]
+    other = [(33, 1, 0xA0), (1, 2, probe(3, 1)), (2, 7, probe(3, 1)), (34, 8, 0xA0),
+             (51, 8, 0xB0), (64, 9, 0xC0)]
+    a, b = stream(1, 0, one), stream(2, 1, other)
+    # two streams of equal length so the fuzzer's even split keeps them apart
+    pad = max(len(a), len(b))
+    a2 = stream(1, 0, one, 2 + (pad - len(a)) // 16)
+    b2 = stream(2, 1, other, 2 + (pad - len(b)) // 16)
+    (OUT / "single").write_bytes(bytes([0]) + a + b"\n#labels\n1\tNewOrder\n")
+    (OUT / "two_threads").write_bytes(bytes([1]) + a2 + b2 +
+                                      b"\n#maps\n7f00-8f00 rw-s 00000000 00:05 77 /dev/shm/x\n")
+    longjmp = [(16, 0, 5), (1, 1, probe(1, 1)), (1, 2, probe(2, 5)), (1, 3, probe(3, 9)),
+               (1, 4, probe(4, 3)), (2, 6, probe(4, 3)), (2, 8, probe(1, 1)), (17, 9, 5)]
+    (OUT / "longjmp").write_bytes(bytes([0]) + stream(1, 0, longjmp))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,327 @@
+// Critical-path engine tests on hand-built traces whose decomposition is known exactly:
+// nested calls, mutex / condvar / hand-off / attach hops across threads, longjmp repair,
+// and a process-shared mutex matched through <pid>.maps.
+#include "engine.hpp"
+#include "trace_builder.hpp"
+#include "vprof/trace_reader.hpp"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+using namespace vprof::analyzer::detail;
+using vprof::testing::TraceBuilder;
+
+namespace {
+
+fs::path fresh_dir(const std::string &name) {
+  fs::path d = fs::temp_directory_path() / ("vprof-cp-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::string path_of(const EngineOutput &eo, std::uint32_t n) {
+  if (n == 0)
+    return "/";
+  std::string p;
+  while (n != 0) {
+    const auto &d = eo.nodes[n];
+    std::string part;
+    if (d.label == kLabelUntracked)
+      part = "untracked";
+    else if (d.label >= kLabelWaitBase)
+      part = std::string("wait:") + wait_kind_name(unsigned(d.label - kLabelWaitBase));
+    else
+      part = "s" + std::to_string(d.label);
+    p = "/" + part + p;
+    n = d.parent;
+  }
+  return p;
+}
+
+// Self time per node path of interval i.
+std::map<std::string, std::int64_t> self_times(const EngineOutput &eo, std::size_t i) {
+  std::map<std::string, std::int64_t> m;
+  const auto &r = eo.intervals.at(i);
+  for (std::uint32_t k = 0; k < r.times_n; ++k)
+    m[path_of(eo, eo.times[r.times_off + k].node)] += eo.times[r.times_off + k].ticks;
+  return m;
+}
+
+EngineOutput run(const fs::path &dir) {
+  auto t = vprof::trace::Trace::open(dir);
+  auto eo = run_engine(t, {});
+  EXPECT_EQ(eo.path_sum_mismatches, 0u);
+  EXPECT_EQ(eo.inexact_splits, 0u);
+  return eo;
+}
+
+using Times = std::map<std::string, std::int64_t>;
+
+} // namespace
+
+TEST(CriticalPath, NestedCallsOneThread) {
+  auto dir = fresh_dir("nested");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 7, 0)
+      .enter(1, 10, 1)
+      .enter(2, 20, 2)
+      .exit(2, 50, 2)
+      .exit(1, 70, 1)
+      .emit(VPROF_REC_INTERVAL_END, 7, 100);
+  b.write(dir);
+  auto eo = run(dir);
+  ASSERT_EQ(eo.intervals.size(), 1u);
+  EXPECT_EQ(eo.intervals[0].id, 7u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 40}, {"/s1", 30}, {"/s1/s2", 30}}));
+}
+
+TEST(CriticalPath, FramesOpenBeforeBeginCountOnlyInside) {
+  auto dir = fresh_dir("prebegin");
+  TraceBuilder b(1);
+  b.thread(1).enter(9, 0, 1).emit(VPROF_REC_INTERVAL_BEGIN, 1, 40).emit(VPROF_REC_INTERVAL_END, 1, 90).exit(9, 95, 1);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/s9", 50}}));
+}
+
+TEST(CriticalPath, MutexWaitFollowsTheHolder) {
+  auto dir = fresh_dir("mutex");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 10, 1)
+      .emit(VPROF_REC_LOCK_WAIT, 0xA0, 10)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0xA0, 60)
+      .exit(1, 62, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 100);
+  b.thread(2)
+      .enter(5, 0, 1)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0xA0, 5)
+      .enter(6, 20, 2)
+      .exit(6, 40, 2)
+      .emit(VPROF_REC_LOCK_RELEASE, 0xA0, 50)
+      .exit(5, 80, 1);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.wake_edges, 1u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 48},
+                                      {"/s1", 2},
+                                      {"/s1/wait:mutex", 10},
+                                      {"/s1/wait:mutex/s5", 20},
+                                      {"/s1/wait:mutex/s5/s6", 20}}));
+}
+
+TEST(CriticalPath, UncontendedLockHasNoEdge) {
+  auto dir = fresh_dir("uncontended");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0xA0, 10)
+      .emit(VPROF_REC_LOCK_RELEASE, 0xA0, 20)
+      .emit(VPROF_REC_INTERVAL_END, 1, 30);
+  b.thread(2).emit(VPROF_REC_LOCK_ACQUIRE, 0xA0, 1).emit(VPROF_REC_LOCK_RELEASE, 0xA0, 5);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.wake_edges, 0u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 30}}));
+}
+
+TEST(CriticalPath, CondvarSignalWakesTheWaiter) {
+  auto dir = fresh_dir("cond");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 5, 1)
+      .emit(VPROF_REC_LOCK_RELEASE, 0xA0, 5)
+      .emit(VPROF_REC_COND_WAIT_BEGIN, 0xC0, 5)
+      .emit(VPROF_REC_COND_WAIT_END, 0xC0, 70)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0xA0, 72)
+      .exit(1, 75, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 100);
+  b.thread(2).enter(7, 0, 1).emit(VPROF_REC_COND_SIGNAL, 0xC0, 60).exit(7, 65, 1);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 30},
+                                      {"/s1", 5},
+                                      {"/s1/wait:cond", 10},
+                                      {"/s1/wait:cond/s7", 55}}));
+}
+
+TEST(CriticalPath, CondSignalBeforeTheWaitIsNoEdge) {
+  auto dir = fresh_dir("cond-early");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .emit(VPROF_REC_COND_WAIT_BEGIN, 0xC0, 10)
+      .emit(VPROF_REC_COND_WAIT_TIMEOUT, 0xC0, 50)
+      .emit(VPROF_REC_INTERVAL_END, 1, 60);
+  b.thread(2).emit(VPROF_REC_COND_SIGNAL, 0xC0, 5);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.wake_edges, 0u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 20}, {"/wait:cond", 40}}));
+}
+
+TEST(CriticalPath, HandoffJumpsToTheSender) {
+  auto dir = fresh_dir("handoff");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 0, 1)
+      .exit(1, 30, 1)
+      .emit(VPROF_REC_HANDOFF_SEND, 0x99, 30)
+      .enter(9, 35, 1)
+      .exit(9, 90, 1);
+  b.thread(2)
+      .enter(8, 0, 1)
+      .exit(8, 38, 1)
+      .emit(VPROF_REC_HANDOFF_RECV, 0x99, 40)
+      .enter(2, 40, 1)
+      .exit(2, 80, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 90);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(self_times(eo, 0),
+            (Times{{"/", 10}, {"/s2", 40}, {"/wait:handoff", 10}, {"/s1", 30}}));
+}
+
+TEST(CriticalPath, AttachHopsToTheLastDetach) {
+  auto dir = fresh_dir("attach");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 0, 1)
+      .exit(1, 30, 1)
+      .emit(VPROF_REC_DETACH, 1, 30)
+      .enter(9, 31, 1)
+      .exit(9, 99, 1);
+  b.thread(2)
+      .enter(8, 0, 1)
+      .exit(8, 44, 1)
+      .emit(VPROF_REC_ATTACH, 1, 45)
+      .enter(2, 45, 1)
+      .exit(2, 80, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 90);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 10}, {"/s2", 35}, {"/wait:queue", 15}, {"/s1", 30}}));
+}
+
+TEST(CriticalPath, AttachWhileTheBeginnerStillRuns) {
+  auto dir = fresh_dir("attach-parallel");
+  TraceBuilder b(1);
+  // thread 1 begins and keeps running in s1 past the attach; thread 2 ends the interval
+  b.thread(1).emit(VPROF_REC_INTERVAL_BEGIN, 1, 0).enter(1, 10, 1).exit(1, 200, 1);
+  b.thread(2).emit(VPROF_REC_ATTACH, 1, 50).enter(2, 60, 1).exit(2, 90, 1).emit(VPROF_REC_INTERVAL_END, 1, 100);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 30}, {"/s1", 40}, {"/s2", 30}}));
+}
+
+TEST(CriticalPath, LongjmpAbandonedFramesAreClosedByDepth) {
+  auto dir = fresh_dir("longjmp");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 10, 1)   // a
+      .enter(2, 20, 2)   // b, called by a
+      .enter(3, 30, 3)   // c, called by b; longjmp from c back into a follows
+      .enter(4, 50, 1)   // a call site of a (a's frame): b and c were abandoned
+      .exit(4, 60, 1)
+      .exit(1, 70, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 100);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.abandoned_frames, 2u);
+  EXPECT_EQ(self_times(eo, 0),
+            (Times{{"/", 40}, {"/s1", 20}, {"/s1/s2", 10}, {"/s1/s2/s3", 20}, {"/s1/s4", 10}}));
+}
+
+TEST(CriticalPath, ExitPopsToItsSite) {
+  auto dir = fresh_dir("exitpop");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 0, 1)
+      .enter(2, 10, 2) // never exited: an exception skipped its exit
+      .exit(1, 30, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 40);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.abandoned_frames, 1u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 10}, {"/s1", 10}, {"/s1/s2", 20}}));
+}
+
+TEST(CriticalPath, LabelsAndMultipleIntervals) {
+  auto dir = fresh_dir("labels");
+  TraceBuilder b(3);
+  auto &t = b.thread(3);
+  t.emit(VPROF_REC_INTERVAL_BEGIN, 1, 0).emit(VPROF_REC_LABEL, 1, 0).emit(VPROF_REC_INTERVAL_END, 1, 10);
+  t.emit(VPROF_REC_INTERVAL_BEGIN, 2, 20).emit(VPROF_REC_LABEL, 2, 20).emit(VPROF_REC_INTERVAL_END, 2, 50);
+  b.label(1, "NewOrder");
+  b.label(2, "Payment");
+  b.write(dir);
+  auto eo = run(dir);
+  ASSERT_EQ(eo.intervals.size(), 2u);
+  EXPECT_EQ(eo.labels[eo.intervals[0].label], "NewOrder");
+  EXPECT_EQ(eo.labels[eo.intervals[1].label], "Payment");
+  EXPECT_EQ(eo.intervals[1].end - eo.intervals[1].begin, 30);
+}
+
+TEST(CriticalPath, SharedMutexAcrossProcesses) {
+  auto dir = fresh_dir("multiproc");
+  TraceBuilder a(100, 1000), b(200, 1000);
+  a.maps("7f0000000000-7f0000001000 rw-s 00000000 00:05 777 /dev/shm/vprof-x\n");
+  b.maps("7f1000000000-7f1000001000 rw-s 00000000 00:05 777 /dev/shm/vprof-x\n");
+  a.thread(100)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .emit(VPROF_REC_LOCK_WAIT, 0x7f0000000010, 10)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0x7f0000000010, 60)
+      .emit(VPROF_REC_INTERVAL_END, 1, 100);
+  b.thread(200)
+      .enter(3, 0, 1)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0x7f1000000010, 1)
+      .emit(VPROF_REC_LOCK_RELEASE, 0x7f1000000010, 50)
+      .exit(3, 70, 1);
+  a.write(dir);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.wake_edges, 1u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 50}, {"/wait:mutex", 10}, {"/wait:mutex/s3", 40}}));
+}
+
+TEST(CriticalPath, ChainedWaitsNest) {
+  // T1 waits for T2 (mutex A) while T2 waits for T3 (mutex B).
+  auto dir = fresh_dir("chain");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .emit(VPROF_REC_LOCK_WAIT, 0xA, 10)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0xA, 80)
+      .emit(VPROF_REC_INTERVAL_END, 1, 100);
+  b.thread(2)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0xA, 1)
+      .enter(2, 2, 1)
+      .emit(VPROF_REC_LOCK_WAIT, 0xB, 20)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0xB, 50)
+      .exit(2, 70, 1)
+      .emit(VPROF_REC_LOCK_RELEASE, 0xA, 75);
+  b.thread(3)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0xB, 3)
+      .enter(3, 4, 1)
+      .exit(3, 45, 1)
+      .emit(VPROF_REC_LOCK_RELEASE, 0xB, 45);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.wake_edges, 2u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 30},
+                                      {"/wait:mutex", 10},
+                                      {"/wait:mutex/s2", 30},
+                                      {"/wait:mutex/s2/wait:mutex", 5},
+                                      {"/wait:mutex/s2/wait:mutex/s3", 25}}));
+}
