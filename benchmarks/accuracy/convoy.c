@@ -5,18 +5,21 @@
  * The lock is held ~80 % of the time, so most intervals wait for the other thread's
  * critical section: the wait's variance is the *holder's* convoy_holder_work, and the
  * profiler must follow the wake-up edge unlock -> lock to name it (not just the wait).
- * The realised term is computed like a critical path would: for interval s,
- *   T_holder(s) = own critical section + time inside other threads' critical sections
- *                 between s's lock request and its acquisition.
- * share = Var(T_holder)/Var(L); queueing makes it hard to derive in closed form, so the
- * analytic value is not given (nan) and the realised share (~0.85) is the reference. */
+ * The realised term follows the critical-path rule (walk back from the interval's end;
+ * where a thread was woken, jump to the waker at its release; stop at the interval's
+ * begin): T_holder(s) = own critical section + the parts of the chain of critical
+ * sections that s waited behind (releaser, its releaser if that one waited too, ...)
+ * that fall between s's begin and its acquisition. An acquisition "waited" when it took
+ * more than ACC_WAITED_NS after the request. share = Var(T_holder)/Var(L); queueing
+ * makes a closed form impractical, so the analytic value is not given (nan) and the
+ * realised share is the reference. */
 #include "acc_common.h"
 
 #include <pthread.h>
 
 static double *g_work_u, *g_noise_u;
 static double *g_lat_ns, *g_cause_ns;
-static uint64_t *g_req_ns, *g_acq_ns, *g_cs_begin_ns, *g_cs_end_ns;
+static uint64_t *g_begin_ns, *g_req_ns, *g_acq_ns, *g_cs_begin_ns, *g_cs_end_ns;
 static int g_n, g_threads;
 static pthread_mutex_t g_table_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -42,6 +45,7 @@ void convoy_update_table(int i) {
 void handle_update(int i) {
   uint64_t iv;
   uint64_t t0 = ACC_NOW_NS();
+  g_begin_ns[i] = t0;
   VPROF_INTERVAL_BEGIN(iv, "update");
   convoy_prepare(i);
   convoy_update_table(i);
@@ -56,6 +60,9 @@ static void *worker_main(void *arg) {
     handle_update(i);
   return NULL;
 }
+
+#define ACC_WAITED_NS 5000 /* an uncontended lock takes < 1 us; a blocked one >= wake-up */
+static int waited(int i) { return g_acq_ns[i] - g_req_ns[i] > ACC_WAITED_NS; }
 
 static int by_cs_begin(const void *a, const void *b) {
   uint64_t x = g_cs_begin_ns[*(const int *)a], y = g_cs_begin_ns[*(const int *)b];
@@ -72,6 +79,7 @@ int main(int argc, char **argv) {
   g_noise_u = acc_xcalloc(g_n, sizeof(double));
   g_lat_ns = acc_xcalloc(g_n, sizeof(double));
   g_cause_ns = acc_xcalloc(g_n, sizeof(double));
+  g_begin_ns = acc_xcalloc(g_n, sizeof(uint64_t));
   g_req_ns = acc_xcalloc(g_n, sizeof(uint64_t));
   g_acq_ns = acc_xcalloc(g_n, sizeof(uint64_t));
   g_cs_begin_ns = acc_xcalloc(g_n, sizeof(uint64_t));
@@ -89,24 +97,27 @@ int main(int argc, char **argv) {
   for (int t = 0; t < g_threads; ++t)
     pthread_join(tids[t], NULL);
 
-  /* Critical sections never overlap (one mutex): sort them and, for each interval, add
-   * the parts of others' sections that fall in its own wait [req, acq]. */
+  /* Critical sections never overlap (one mutex): in acquisition order, the section
+   * before s's is the one whose unlock let s in. Walk that chain back while its members
+   * waited too, adding what falls inside [begin(s), acquisition]. */
   int *order = acc_xcalloc(g_n, sizeof(int));
+  int *pos = acc_xcalloc(g_n, sizeof(int));
   for (int i = 0; i < g_n; ++i)
     order[i] = i;
   qsort(order, g_n, sizeof(int), by_cs_begin);
+  for (int k = 0; k < g_n; ++k)
+    pos[order[k]] = k;
   for (int i = 0; i < g_n; ++i) {
     double t = (double)(g_cs_end_ns[i] - g_cs_begin_ns[i]);
-    for (int k = 0; k < g_n; ++k) {
+    uint64_t hi = g_acq_ns[i];
+    for (int k = pos[i] - 1, w = waited(i); w && k >= 0 && hi > g_begin_ns[i]; --k) {
       int j = order[k];
-      if (g_cs_begin_ns[j] >= g_acq_ns[i])
-        break;
-      if (j == i || g_cs_end_ns[j] <= g_req_ns[i])
-        continue;
-      uint64_t lo = g_cs_begin_ns[j] > g_req_ns[i] ? g_cs_begin_ns[j] : g_req_ns[i];
-      uint64_t hi = g_cs_end_ns[j] < g_acq_ns[i] ? g_cs_end_ns[j] : g_acq_ns[i];
-      if (hi > lo)
-        t += (double)(hi - lo);
+      uint64_t lo = g_cs_begin_ns[j] > g_begin_ns[i] ? g_cs_begin_ns[j] : g_begin_ns[i];
+      uint64_t top = g_cs_end_ns[j] < hi ? g_cs_end_ns[j] : hi;
+      if (top > lo)
+        t += (double)(top - lo);
+      w = waited(j);
+      hi = g_acq_ns[j];
     }
     g_cause_ns[i] = t;
   }
