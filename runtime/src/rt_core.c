@@ -28,6 +28,12 @@ __thread vprof_thread_window vprof_window_ VPROF_TLS_MODEL_ = {0, 0};
  * exit (their thread-exit close still happens). */
 #define VPROF_MAX_STREAMS 65536
 
+#ifdef MADV_POPULATE_WRITE
+#define VPROF_MADV_POPULATE_WRITE_ MADV_POPULATE_WRITE
+#else
+#define VPROF_MADV_POPULATE_WRITE_ 23 /* Linux 5.14 */
+#endif
+
 enum thread_state {
   TS_NONE = 0, /* no stream yet: the next record opens one */
   TS_OPEN,     /* window points into the current chunk */
@@ -244,12 +250,19 @@ static char *map_chunk(rt_thread *t, uint64_t k, int fd_or_neg) {
       return NULL;
   }
   m = MAP_FAILED;
-  if (ftruncate(fd, (off_t)((k + 1) * t->chunk_bytes)) == 0)
+  if (fallocate(fd, 0, (off_t)(k * t->chunk_bytes), (off_t)t->chunk_bytes) == 0 ||
+      ftruncate(fd, (off_t)((k + 1) * t->chunk_bytes)) == 0)
     m = mmap(NULL, t->chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
              (off_t)(k * t->chunk_bytes));
   if (fd_or_neg < 0)
     close(fd);
-  return m == MAP_FAILED ? NULL : (char *)m;
+  if (m == MAP_FAILED)
+    return NULL;
+  /* Fault the whole chunk in, writable, with one call: a write fault per 4 KiB page
+   * (256 records) costs microseconds in a VM, ~10 ns per record; populating in bulk
+   * is several times cheaper. Kernels before 5.14 reject it: pages then fault lazily. */
+  madvise(m, t->chunk_bytes, VPROF_MADV_POPULATE_WRITE_);
+  return (char *)m;
 }
 
 /* Creates the trace directory on the first stream; if that fails, tracing turns off

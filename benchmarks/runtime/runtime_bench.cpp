@@ -1,0 +1,186 @@
+// Cost of vprof's runtime events, side by side in one run: one rdtsc, an instrumented
+// call (ENTER + EXIT) vs the same call bare, an uncontended mutex lock+unlock through
+// the interposer vs glibc's functions, annotation marks compiled out vs an empty loop.
+// Run: VPROF_TRACE_DIR=/tmp/vprof-bench build/benchmarks/runtime/vprof_runtime_bench
+// This file is compiled WITHOUT VPROF_ENABLE: the marks below expand to nothing.
+#include <vprof/probe.h>
+#include <vprof/rt_testing.h>
+#include <vprof/vprof.h>
+
+#include <benchmark/benchmark.h>
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <unistd.h>
+
+namespace {
+
+// Streams are closed and deleted every kRecycle records so that a long benchmark does
+// not fill the disk or hit the per-thread limit (which would measure the drop path).
+// Page faults of fresh stream pages stay in the measurement, as in a real run.
+constexpr int64_t kRecycle = 1000000; // < 16 MiB of records: fits one big chunk
+
+void drop_stream() {
+  char path[4096];
+  if (vprof_rt_close_thread_stream(path, sizeof path) == 0)
+    unlink(path);
+}
+
+void recycle(benchmark::State &state) {
+  state.PauseTiming();
+  drop_stream();
+  state.ResumeTiming();
+}
+
+// Steady-state variants: one 16 MiB chunk (room for kRecycle records) is mapped and
+// populated while the timer is paused, so the timed loop measures the event itself
+// (clock read + stores) and not the kernel supplying fresh page-cache pages; that part
+// is measured on its own by BM_PageSupplyPerRecord. Sum = end-to-end cost.
+constexpr uint64_t kBigChunk = 16ull << 20;
+
+void fresh_stream() {
+  drop_stream();
+  vprof_rt_set_stream_limits(kBigChunk, 0);
+  vprof_rt_emit_at(VPROF_REC_WAKE, 0, 0); // opens and populates the stream
+}
+
+void recycle_steady(benchmark::State &state) {
+  state.PauseTiming();
+  fresh_stream();
+  state.ResumeTiming();
+}
+
+void restore_limits() {
+  drop_stream();
+  vprof_rt_set_stream_limits(1u << 20, 256ull << 20); // the defaults
+}
+
+void BM_Rdtsc(benchmark::State &state) {
+  for (auto _ : state)
+    benchmark::DoNotOptimize(vprof_clock_());
+}
+BENCHMARK(BM_Rdtsc);
+
+__attribute__((noinline)) int bare_fn(int x) {
+  __asm__ __volatile__("");
+  return x + 1;
+}
+
+__attribute__((noinline)) int probed_fn(int x) {
+  VPROF_PROBE_SCOPE(1);
+  __asm__ __volatile__("");
+  return x + 1;
+}
+
+void BM_CallBare(benchmark::State &state) {
+  int x = 0;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(x = bare_fn(x));
+}
+BENCHMARK(BM_CallBare);
+
+void BM_CallInstrumented(benchmark::State &state) {
+  int x = 0;
+  int64_t n = 0;
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(x = probed_fn(x));
+    if (++n % (kRecycle / 2) == 0)
+      recycle(state);
+  }
+  drop_stream();
+}
+BENCHMARK(BM_CallInstrumented);
+
+void BM_CallInstrumentedSteady(benchmark::State &state) {
+  int x = 0;
+  int64_t n = 0;
+  fresh_stream();
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(x = probed_fn(x));
+    if (++n % (kRecycle / 2) == 0)
+      recycle_steady(state);
+  }
+  restore_limits();
+}
+BENCHMARK(BM_CallInstrumentedSteady);
+
+// Kernel cost of one record's share of fresh stream pages: a 16 MiB chunk mapped and
+// populated (MADV_POPULATE_WRITE) by the runtime, divided by the records it holds.
+void BM_PageSupplyPerRecord(benchmark::State &state) {
+  for (auto _ : state) {
+    drop_stream();
+    vprof_rt_set_stream_limits(kBigChunk, 0);
+    vprof_rt_emit_at(VPROF_REC_WAKE, 0, 0);
+  }
+  state.SetItemsProcessed(state.iterations() * (int64_t)(kBigChunk / VPROF_RECORD_SIZE));
+  restore_limits();
+}
+BENCHMARK(BM_PageSupplyPerRecord)->Unit(benchmark::kMillisecond);
+
+using mutex_fn = int (*)(pthread_mutex_t *);
+
+void BM_MutexReal(benchmark::State &state) {
+  // glibc's own functions, bypassing the interposer that this binary links
+  void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+  auto lock = reinterpret_cast<mutex_fn>(dlsym(libc, "pthread_mutex_lock"));
+  auto unlock = reinterpret_cast<mutex_fn>(dlsym(libc, "pthread_mutex_unlock"));
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  for (auto _ : state) {
+    lock(&m);
+    unlock(&m);
+  }
+}
+BENCHMARK(BM_MutexReal);
+
+void BM_MutexInterposed(benchmark::State &state) {
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  int64_t n = 0;
+  for (auto _ : state) {
+    pthread_mutex_lock(&m); // LOCK_ACQUIRE
+    pthread_mutex_unlock(&m); // LOCK_RELEASE
+    if (++n % (kRecycle / 2) == 0)
+      recycle(state);
+  }
+  drop_stream();
+}
+BENCHMARK(BM_MutexInterposed);
+
+void BM_MutexInterposedSteady(benchmark::State &state) {
+  pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
+  int64_t n = 0;
+  fresh_stream();
+  for (auto _ : state) {
+    pthread_mutex_lock(&m);
+    pthread_mutex_unlock(&m);
+    if (++n % (kRecycle / 2) == 0)
+      recycle_steady(state);
+  }
+  restore_limits();
+}
+BENCHMARK(BM_MutexInterposedSteady);
+
+void BM_EmptyLoop(benchmark::State &state) {
+  int64_t i = 0;
+  for (auto _ : state)
+    benchmark::DoNotOptimize(i++);
+}
+BENCHMARK(BM_EmptyLoop);
+
+void BM_MarksCompiledOut(benchmark::State &state) {
+  int64_t i = 0;
+  uint64_t iv = 0;
+  static int queue;
+  for (auto _ : state) {
+    VPROF_INTERVAL_BEGIN(iv, "GET");
+    VPROF_HANDOFF_SEND(&queue);
+    VPROF_WAKE(&queue);
+    VPROF_INTERVAL_END(iv);
+    benchmark::DoNotOptimize(i++);
+  }
+  benchmark::DoNotOptimize(iv);
+}
+BENCHMARK(BM_MarksCompiledOut);
+
+} // namespace
+
+BENCHMARK_MAIN();
