@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <random>
@@ -228,13 +229,17 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
   bool use_db_heights = facts.have && facts.H >= 0;
   res.heights_from_db = use_db_heights;
   res.H = use_db_heights ? facts.H : max_depth;
-  auto height_of = [&](int node) {
+  // h(x): call-graph height of the function behind x; a wait node sits one level below
+  // its enclosing node (inside the blocking call); without a call graph, H - depth.
+  std::function<int(int)> height_of = [&](int node) -> int {
     const Node &n = res.nodes[node];
     if (n.kind == Node::Kind::Root || n.kind == Node::Kind::Untracked)
       return res.H;
+    if (!use_db_heights)
+      return std::max(0, res.H - n.depth);
     if (n.kind == Node::Kind::Wait)
-      return 0;
-    if (use_db_heights && n.height >= 0)
+      return std::max(0, height_of(n.parent) - 1);
+    if (n.height >= 0)
       return std::min(n.height, res.H);
     return std::max(0, res.H - n.depth);
   };
@@ -412,6 +417,11 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
       const Factor &a = factors[x], &b = factors[y];
       if (a.score != b.score)
         return a.score > b.score;
+      // equal scores: the deeper (more specific in context) term first
+      int da = std::max(res.nodes[a.a].depth, a.b >= 0 ? res.nodes[a.b].depth : 0);
+      int db = std::max(res.nodes[b.a].depth, b.b >= 0 ? res.nodes[b.b].depth : 0);
+      if (da != db)
+        return da > db;
       if (std::abs(a.share) != std::abs(b.share))
         return std::abs(a.share) > std::abs(b.share);
       return a.key < b.key;
