@@ -1,0 +1,138 @@
+// Public API of the vprof instrumenter (Clang libTooling): load a compile database, scan
+// the whole-program call graph into the workspace, make the first plan, rewrite one
+// translation unit per a plan, export an instrumented tree. Clang types stay inside.
+// docs/instrumenter.md describes what is instrumented and what is refused.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <vprof/workspace.hpp>
+
+namespace vprof::instr {
+
+// One compile command: the absolute source file, the directory it runs in and its full
+// argument vector (argv[0] is the compiler).
+struct CompileCommand {
+  std::string file;
+  std::string directory;
+  std::vector<std::string> args;
+};
+
+// A compile database with bear's internal `-cc1` jobs dropped and each source file kept
+// once (the first command that names it).
+class CompileDb {
+public:
+  // Loads `path` (a compile_commands.json, or a directory containing one). Throws
+  // std::runtime_error naming the file and the problem.
+  static CompileDb load(const std::filesystem::path &path);
+  const std::vector<CompileCommand> &commands() const { return commands_; }
+  // The command for `file` (absolute or relative to the cwd), or nullptr.
+  const CompileCommand *find(const std::filesystem::path &file) const;
+  // Adds a command (used by tests and the compiler wrapper).
+  void add(CompileCommand cmd);
+
+private:
+  std::vector<CompileCommand> commands_;
+};
+
+// Options shared by every command that parses code.
+struct ParseOptions {
+  std::vector<std::string> extra_args; // appended to every compile command
+  bool quiet = false;                  // no progress lines / diagnostics on stderr
+};
+
+struct ScanStats {
+  int tus = 0;             // translation units parsed
+  int failed = 0;          // translation units that did not parse (named on stderr)
+  std::int64_t functions = 0;
+  std::int64_t calls = 0;  // call edges stored
+  int max_height = 0;
+};
+
+// Parses every TU of `db` once (one ClangTool run per file), stores the static call graph
+// (functions, calls; virtual calls reach every known override) and the heights
+// (SCCs condensed) in the workspace, and sets meta keys `compile_db`, `H`. Previous
+// edges are replaced; function ids stay stable. A TU that fails to parse is reported and
+// skipped. Throws ws::Error on database failures.
+ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt = {});
+
+struct PlanOptions {
+  std::vector<std::string> roots; // qualified names or USRs; empty: the annotated functions
+  int most_called = 0;            // >0: roots are the N defined functions with most call sites
+  int depth = 0;                  // callees reached in <= depth edges are planned too
+  int iteration = 0;
+};
+
+// Writes the plan of `iteration` (replacing it): the roots (reason `root`) and every
+// defined function within `depth` call edges (reason `depth`). Returns the number of
+// planned functions. Throws std::runtime_error when a named root is unknown or no root
+// can be found.
+int plan(ws::Database &wsdb, const PlanOptions &opt);
+
+// The highest iteration in `plans`, or nullopt when there is no plan.
+std::optional<int> current_iteration(ws::Database &wsdb);
+
+// One refused rewrite: file:line and the reason (also printed on stderr unless quiet).
+struct Diagnostic {
+  std::string file;
+  unsigned line = 0;
+  std::string reason;
+};
+
+struct RewriteResult {
+  bool ok = false;          // parsed and rewritten (output valid)
+  bool changed = false;     // at least one probe inserted
+  std::string output;       // the instrumented source (`#include <vprof/probe.h>`,
+                            // `#line 1 "<file>"`, then the edited text); empty if !changed
+  int body_sites = 0;
+  int call_sites = 0;
+  std::vector<Diagnostic> skipped;
+  std::string error;        // why !ok
+};
+
+// Instruments the main file of `cmd` per the plan of `iteration`: a body probe in every
+// planned function defined in that file (and in lambdas inside it) and a call-site probe
+// around every call inside. Site ids come from (and are added to) the workspace `sites`
+// table in one IMMEDIATE transaction, safe for parallel wrappers. Never touches the
+// source file. Errors are reported in the result, not thrown.
+RewriteResult rewrite(ws::Database &wsdb, const CompileCommand &cmd, int iteration,
+                      const ParseOptions &opt = {});
+
+// Whether any function of `iteration`'s plan is defined in `file` (absolute path): a
+// cheap test the wrapper runs before parsing.
+bool file_has_plan(ws::Database &wsdb, const std::filesystem::path &file, int iteration);
+
+struct ExportOptions {
+  int iteration = 0;
+  std::filesystem::path out_dir;   // write instrumented files here (mirrors `root`)
+  std::filesystem::path root;      // source root; default: common parent of the sources
+  std::ostream *diff = nullptr;    // or: print a unified diff here
+  ParseOptions parse;
+};
+
+// Rewrites every TU of `db` that holds planned functions and writes the results below
+// out_dir (same relative paths) or prints a unified diff. Returns the number of files
+// instrumented; failed TUs are reported on stderr and counted in `failed`.
+int export_tree(ws::Database &wsdb, const CompileDb &db, const ExportOptions &opt,
+                int *failed = nullptr);
+
+// Unified diff (3 lines of context) between two texts, labelled a/<name> and b/<name>.
+std::string unified_diff(const std::string &before, const std::string &after,
+                         const std::string &name);
+
+// Workspace lookup: $VPROF_WORKSPACE (a .db file or a directory holding .vprof/vprof.db),
+// else `.vprof/vprof.db` in `start` or its nearest ancestor. nullopt when none exists.
+std::optional<std::filesystem::path> find_workspace(const std::filesystem::path &start);
+
+// Build-time facts the wrapper and the driver need.
+const char *annotations_include_dir();
+const char *runtime_include_dir();
+const char *runtime_library_dir(); // may be empty: no runtime known
+const char *clang_resource_dir();
+
+} // namespace vprof::instr

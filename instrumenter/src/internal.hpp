@@ -1,0 +1,63 @@
+// Internal helpers shared by the instrumenter's scan and rewrite passes: running one
+// ClangTool per file, USRs, canonical (pattern) declarations, source positions.
+#pragma once
+
+#include "vprof/instrumenter.hpp"
+
+#include <clang/AST/Decl.h>
+#include <clang/AST/Expr.h>
+#include <clang/Basic/SourceManager.h>
+#include <clang/Frontend/FrontendAction.h>
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+
+namespace vprof::instr::detail {
+
+// The arguments libTooling parses `cmd` with: the original command, then the resource
+// directory, -DVPROF_ENABLE, the annotation/runtime include dirs, `-w`, and extras.
+std::vector<std::string> tool_args(const CompileCommand &cmd, const ParseOptions &opt);
+
+// Runs `action` on the main file of `cmd` with a fresh ClangTool (one per file: a shared
+// file manager crashed on same-named files in different folders). Returns true when the
+// file parsed without errors. Clang's error diagnostics go to stderr unless quiet.
+bool run_action(const CompileCommand &cmd, const ParseOptions &opt,
+                std::unique_ptr<clang::FrontendAction> action);
+
+// USR of a declaration ("" when Clang cannot make one).
+std::string usr_of(const clang::Decl *d);
+
+// The declaration whose USR names `fd` in the call graph: template instantiations map to
+// their pattern, so a template is one node.
+const clang::FunctionDecl *canonical_fn(const clang::FunctionDecl *fd);
+
+// Display name: the qualified name, or `<enclosing>::lambda@line:col` for lambdas.
+std::string display_name(const clang::FunctionDecl *fd, const clang::SourceManager &sm);
+
+// True for the call operator of a lambda's closure class.
+bool is_lambda_operator(const clang::FunctionDecl *fd);
+
+// Absolute, symlink-resolved path of the file holding `loc` (expansion location),
+// cached per FileID. Empty for locations without a file.
+class PathCache {
+public:
+  explicit PathCache(const clang::SourceManager &sm, std::string cwd) : sm_(sm), cwd_(std::move(cwd)) {}
+  const std::string &path(clang::SourceLocation loc);
+
+private:
+  const clang::SourceManager &sm_;
+  std::string cwd_;
+  std::unordered_map<unsigned, std::string> cache_;
+  std::string empty_;
+};
+
+// Normalised absolute path (weakly canonical) of `p` relative to `cwd`.
+std::string normal_path(const std::string &p, const std::string &cwd);
+
+// The position that identifies a call site (stable across iterations and shared by
+// the `calls` and `sites` tables): the member name of member calls, the operator of
+// operator calls, the closing parenthesis of other calls, else the start.
+clang::SourceLocation site_loc(const clang::Expr *call);
+
+} // namespace vprof::instr::detail

@@ -1,0 +1,660 @@
+// rewrite: instruments the main file of one translation unit per a plan — a body probe
+// in every planned function and a call-site probe around every safe call inside it —
+// as tooling::Replacements, with site ids from the workspace `sites` table.
+#include "internal.hpp"
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/AST/StmtCXX.h>
+#include <clang/Basic/Builtins.h>
+#include <clang/Frontend/CompilerInstance.h>
+#include <clang/Lex/Lexer.h>
+#include <clang/Lex/PPCallbacks.h>
+#include <clang/Lex/Preprocessor.h>
+#include <clang/Tooling/Core/Replacement.h>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace vprof::instr {
+namespace {
+
+using namespace clang;
+using detail::usr_of;
+
+struct FnRef {
+  std::string usr, name, file;
+  unsigned line = 0;
+};
+
+struct Site {
+  bool body = false;
+  unsigned begin = 0, end = 0; // call: [begin, end) of the call text; body: insertion offset
+  unsigned line = 0, col = 0;  // identifying position
+  std::size_t fn = 0;          // index into State::fns
+  std::string callee_usr, callee_name;
+  std::int64_t id = 0;
+};
+
+// Everything one rewrite collects before it touches the database.
+struct State {
+  std::unordered_map<std::string, std::int64_t> planned; // usr -> function id
+  std::vector<FnRef> fns;
+  std::vector<Site> sites;
+  std::vector<Diagnostic> skipped;
+  std::string main_path;      // absolute path (sites.file)
+  std::string spelled_path;   // as the compiler saw it (#line)
+  std::string code;           // the main file's text
+  unsigned include_at = 0;    // offset of the first top-level unconditional #include
+  unsigned include_line = 1;
+  bool found_include = false;
+  bool cplusplus = false;
+  bool quiet = false;
+};
+
+// Finds where `#include <vprof/probe.h>` can go: before the first #include of the main
+// file outside any conditional, so feature macros (_GNU_SOURCE) defined above it still
+// come first.
+class IncludeFinder : public PPCallbacks {
+public:
+  IncludeFinder(const SourceManager &sm, State &st) : sm_(sm), st_(st) {}
+  void If(SourceLocation loc, SourceRange, ConditionValueKind) override { enter(loc); }
+  void Ifdef(SourceLocation loc, const Token &, const MacroDefinition &) override { enter(loc); }
+  void Ifndef(SourceLocation loc, const Token &, const MacroDefinition &) override { enter(loc); }
+  void Endif(SourceLocation loc, SourceLocation) override {
+    if (sm_.isWrittenInMainFile(loc) && depth_ > 0)
+      --depth_;
+  }
+  void InclusionDirective(SourceLocation hash, const Token &, StringRef, bool, CharSourceRange,
+                          OptionalFileEntryRef, StringRef, StringRef, const Module *, bool,
+                          SrcMgr::CharacteristicKind) override {
+    if (st_.found_include || depth_ != 0 || !sm_.isWrittenInMainFile(hash))
+      return;
+    unsigned off = sm_.getFileOffset(hash);
+    unsigned col = sm_.getColumnNumber(sm_.getFileID(hash), off);
+    st_.include_at = off - (col - 1);
+    st_.include_line = sm_.getLineNumber(sm_.getFileID(hash), off);
+    st_.found_include = true;
+  }
+
+private:
+  void enter(SourceLocation loc) {
+    if (sm_.isWrittenInMainFile(loc))
+      ++depth_;
+  }
+  const SourceManager &sm_;
+  State &st_;
+  int depth_ = 0;
+};
+
+void report(State &st, const SourceManager &sm, SourceLocation loc, std::string reason) {
+  unsigned line = loc.isValid() ? sm.getExpansionLineNumber(loc) : 0;
+  if (!st.quiet)
+    std::cerr << st.main_path << ":" << line << ": vprof: not instrumented: " << reason << "\n";
+  st.skipped.push_back({st.main_path, line, std::move(reason)});
+}
+
+// Does the subtree of a call contain something that makes the probe unsafe?
+struct SubtreeFacts : RecursiveASTVisitor<SubtreeFacts> {
+  bool coawait = false, binding = false, temporary = false;
+  bool shouldVisitImplicitCode() const { return false; }
+  bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  bool VisitCoawaitExpr(CoawaitExpr *) { return coawait = true; }
+  bool VisitCoyieldExpr(CoyieldExpr *) { return coawait = true; }
+  bool VisitDependentCoawaitExpr(DependentCoawaitExpr *) { return coawait = true; }
+  bool VisitDeclRefExpr(DeclRefExpr *e) {
+    if (isa<BindingDecl>(e->getDecl()))
+      binding = true;
+    return true;
+  }
+  bool VisitMaterializeTemporaryExpr(MaterializeTemporaryExpr *) { return temporary = true; }
+  bool VisitCXXBindTemporaryExpr(CXXBindTemporaryExpr *) { return temporary = true; }
+  bool VisitCompoundLiteralExpr(CompoundLiteralExpr *) { return temporary = true; }
+};
+
+bool returns_twice(const FunctionDecl *fd) {
+  if (fd->hasAttr<ReturnsTwiceAttr>())
+    return true;
+  static const std::set<std::string> names = {"setjmp",  "_setjmp",    "sigsetjmp", "__sigsetjmp",
+                                              "vfork",   "getcontext", "savectx"};
+  const IdentifierInfo *ii = fd->getIdentifier();
+  return ii && names.count(std::string(ii->getName()));
+}
+
+// Walks one planned function's body and records its call sites.
+class CallCollector : public RecursiveASTVisitor<CallCollector> {
+  using Base = RecursiveASTVisitor<CallCollector>;
+
+public:
+  CallCollector(ASTContext &ctx, State &st, std::size_t fn, std::set<std::pair<unsigned, unsigned>> &seen)
+      : ctx_(ctx), sm_(ctx.getSourceManager()), st_(st), fn_(fn), seen_(seen) {}
+
+  bool shouldVisitImplicitCode() const { return false; }
+  bool shouldVisitTemplateInstantiations() const { return false; }
+
+  // Lambdas are instrumented as functions of their own (PlanVisitor).
+  bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+
+  bool TraverseDecl(Decl *d) {
+    if (!d)
+      return true;
+    if (auto *vd = dyn_cast<VarDecl>(d)) {
+      bool konst = vd->isConstexpr() || vd->hasAttr<ConstInitAttr>();
+      return guarded(konst ? "initializer of a constexpr/constinit variable" : nullptr,
+                     [&] { return Base::TraverseDecl(d); });
+    }
+    if (isa<StaticAssertDecl>(d))
+      return guarded("static_assert", [&] { return Base::TraverseDecl(d); });
+    if (isa<BindingDecl>(d))
+      return Base::TraverseDecl(d);
+    return true; // local classes and prototypes: not this function's code
+  }
+
+  bool TraverseTypeLoc(TypeLoc tl) {
+    return guarded("inside a type (decltype, typeof, template argument, array bound)",
+                   [&] { return Base::TraverseTypeLoc(tl); });
+  }
+  bool TraverseUnaryExprOrTypeTraitExpr(UnaryExprOrTypeTraitExpr *e) {
+    return guarded("unevaluated operand (sizeof/alignof)",
+                   [&] { return Base::TraverseUnaryExprOrTypeTraitExpr(e); });
+  }
+  bool TraverseCXXTypeidExpr(CXXTypeidExpr *e) {
+    return guarded("typeid operand", [&] { return Base::TraverseCXXTypeidExpr(e); });
+  }
+  bool TraverseCXXNoexceptExpr(CXXNoexceptExpr *e) {
+    return guarded("noexcept operator operand", [&] { return Base::TraverseCXXNoexceptExpr(e); });
+  }
+  bool TraverseGenericSelectionExpr(GenericSelectionExpr *e) {
+    return guarded("_Generic selection", [&] { return Base::TraverseGenericSelectionExpr(e); });
+  }
+  bool TraverseConstantExpr(ConstantExpr *e) {
+    return guarded("constant-evaluated context", [&] { return Base::TraverseConstantExpr(e); });
+  }
+  bool TraverseRequiresExpr(RequiresExpr *e) {
+    return guarded("requires-expression", [&] { return Base::TraverseRequiresExpr(e); });
+  }
+  bool TraversePackExpansionExpr(PackExpansionExpr *e) {
+    return guarded("inside a pack expansion", [&] { return Base::TraversePackExpansionExpr(e); });
+  }
+  bool TraverseCXXFoldExpr(CXXFoldExpr *e) {
+    return guarded("inside a fold expression", [&] { return Base::TraverseCXXFoldExpr(e); });
+  }
+  bool TraverseGCCAsmStmt(GCCAsmStmt *s) {
+    return guarded("asm operand", [&] { return Base::TraverseGCCAsmStmt(s); });
+  }
+  bool TraverseCaseStmt(CaseStmt *s) {
+    bool ok = guarded("case label (constant expression)", [&] {
+      return TraverseStmt(s->getLHS()) && TraverseStmt(s->getRHS());
+    });
+    return ok && TraverseStmt(s->getSubStmt());
+  }
+  bool TraverseIfStmt(IfStmt *s) {
+    if (!s->isConstexpr())
+      return Base::TraverseIfStmt(s);
+    bool ok = TraverseStmt(s->getInit()) &&
+              guarded("if constexpr condition", [&] { return TraverseStmt(s->getCond()); });
+    return ok && TraverseStmt(s->getThen()) && TraverseStmt(s->getElse());
+  }
+
+  bool VisitCallExpr(CallExpr *ce) {
+    handle(ce, ce->getDirectCallee());
+    return true;
+  }
+  bool VisitCXXTemporaryObjectExpr(CXXTemporaryObjectExpr *e) {
+    const CXXConstructorDecl *ctor = e->getConstructor();
+    if (ctor && ctor->isUserProvided() && !sm_.isInSystemHeader(sm_.getExpansionLoc(ctor->getLocation())))
+      handle(e, ctor);
+    return true;
+  }
+
+private:
+  template <class F> bool guarded(const char *reason, F &&f) {
+    if (reason)
+      refuse_.push_back(reason);
+    bool ok = f();
+    if (reason)
+      refuse_.pop_back();
+    return ok;
+  }
+
+  void handle(Expr *e, const FunctionDecl *callee) {
+    // Not calls to time: compiler builtins, implicit conversions, our own runtime.
+    if (callee) {
+      if (unsigned id = callee->getBuiltinID())
+        if (!ctx_.BuiltinInfo.isPredefinedLibFunction(id))
+          return;
+      if (const IdentifierInfo *ii = callee->getIdentifier()) {
+        StringRef n = ii->getName();
+        if (n.starts_with("__builtin") || n.starts_with("vprof_") || n.starts_with("__atomic") ||
+            n.starts_with("__sync"))
+          return;
+      }
+      if (isa<CXXConversionDecl>(callee))
+        return;
+      // Trivial library helpers (std::move, std::forward, size()): constexpr and in a
+      // system header.
+      if (callee->isConstexpr() && sm_.isInSystemHeader(sm_.getExpansionLoc(callee->getLocation())))
+        return;
+    }
+    if (auto *oc = dyn_cast<CXXOperatorCallExpr>(e)) {
+      if (!callee || oc->getOperator() == OO_Arrow)
+        return; // dependent (maybe builtin) operators; `->` has no wrappable text
+    }
+    if (auto *ce = dyn_cast<CallExpr>(e))
+      if (isa<CXXPseudoDestructorExpr>(ce->getCallee()->IgnoreParens()))
+        return;
+
+    SourceLocation at = e->getBeginLoc();
+    if (!refuse_.empty())
+      return skip(at, refuse_.back());
+    if (callee) {
+      if (isa<CXXDestructorDecl>(callee))
+        return skip(at, "explicit destructor call");
+      if (callee->isNoReturn())
+        return skip(at, "callee does not return (probe exit would never run)");
+      if (returns_twice(callee))
+        return skip(at, "callee returns twice (setjmp-like)");
+      if (callee->isConsteval())
+        return skip(at, "consteval callee");
+    }
+    SourceLocation b = e->getBeginLoc(), en = e->getEndLoc();
+    if (b.isInvalid() || en.isInvalid())
+      return;
+    if (b.isMacroID() || en.isMacroID())
+      return skip(at, "macro expansion");
+    if (!sm_.isWrittenInMainFile(b) || !sm_.isWrittenInMainFile(en))
+      return;
+    SourceLocation after = Lexer::getLocForEndOfToken(en, 0, sm_, ctx_.getLangOpts());
+    if (after.isInvalid())
+      return skip(at, "cannot find the end of the call");
+    unsigned bo = sm_.getFileOffset(b), eo = sm_.getFileOffset(after);
+    if (eo <= bo)
+      return skip(at, "empty call range");
+
+    SubtreeFacts facts;
+    for (Stmt *child : e->children())
+      facts.TraverseStmt(child);
+    if (facts.coawait)
+      return skip(at, "co_await/co_yield in the call");
+    const LangOptions &lo = ctx_.getLangOpts();
+    if (lo.CPlusPlus && !lo.CPlusPlus20 && facts.binding)
+      return skip(at, "structured binding in the call (a C++17 lambda cannot capture it)");
+    if (facts.temporary) {
+      QualType t = e->getType();
+      bool handle_like = e->isGLValue() || t->isPointerType() || t->isRecordType() ||
+                         t->isMemberPointerType() || t->isDependentType() || t->isBlockPointerType();
+      if (handle_like)
+        return skip(at, "returns a reference, pointer or object while an argument is a "
+                        "temporary (its lifetime would end inside the probe)");
+    }
+    if (!seen_.insert({bo, eo}).second)
+      return;
+
+    Site s;
+    s.begin = bo;
+    s.end = eo;
+    s.fn = fn_;
+    SourceLocation id = sm_.getExpansionLoc(detail::site_loc(e));
+    s.line = sm_.getExpansionLineNumber(id);
+    s.col = sm_.getExpansionColumnNumber(id);
+    if (callee) {
+      const FunctionDecl *c = detail::canonical_fn(callee);
+      s.callee_usr = usr_of(c);
+      s.callee_name = detail::display_name(c, sm_);
+    } else if (auto *ce = dyn_cast<CallExpr>(e)) {
+      s.callee_name = std::string(Lexer::getSourceText(
+          CharSourceRange::getTokenRange(ce->getCallee()->getSourceRange()), sm_, lo));
+      if (s.callee_name.size() > 80)
+        s.callee_name.resize(80);
+    }
+    st_.sites.push_back(std::move(s));
+  }
+
+  void skip(SourceLocation loc, const std::string &reason) {
+    report(st_, sm_, loc, "call: " + reason);
+  }
+
+  ASTContext &ctx_;
+  const SourceManager &sm_;
+  State &st_;
+  std::size_t fn_;
+  std::set<std::pair<unsigned, unsigned>> &seen_;
+  std::vector<const char *> refuse_;
+};
+
+// Finds the planned functions (and lambdas inside them) defined in the main file.
+class PlanVisitor : public RecursiveASTVisitor<PlanVisitor> {
+public:
+  PlanVisitor(ASTContext &ctx, State &st) : ctx_(ctx), sm_(ctx.getSourceManager()), st_(st) {}
+  bool shouldVisitTemplateInstantiations() const { return false; }
+  bool shouldVisitImplicitCode() const { return false; }
+
+  bool VisitVarDecl(VarDecl *vd) {
+    if (vd->isConstexpr() && vd->getInit())
+      if (auto *le = dyn_cast<LambdaExpr>(vd->getInit()->IgnoreImplicit()))
+        constexpr_lambdas_.insert(le);
+    return true;
+  }
+
+  bool VisitFunctionDecl(FunctionDecl *fd) {
+    if (!fd->doesThisDeclarationHaveABody() || detail::is_lambda_operator(fd))
+      return true;
+    if (!in_main(fd->getLocation()))
+      return true;
+    std::string u = usr_of(fd);
+    if (!st_.planned.count(u))
+      return true;
+    instrument(fd, u, nullptr);
+    return true;
+  }
+
+  bool VisitLambdaExpr(LambdaExpr *le) {
+    CXXMethodDecl *op = le->getCallOperator();
+    if (!op || !in_main(le->getBeginLoc()))
+      return true;
+    std::string u = usr_of(op);
+    bool planned = st_.planned.count(u) > 0;
+    // A lambda is part of its enclosing function: planned with it.
+    for (const DeclContext *dc = le->getLambdaClass()->getDeclContext(); dc && !planned;
+         dc = dc->getParent()) {
+      if (const auto *f = dyn_cast<FunctionDecl>(dc)) {
+        planned = st_.planned.count(usr_of(f)) > 0;
+        if (!detail::is_lambda_operator(f))
+          break;
+      }
+    }
+    if (!planned)
+      return true;
+    if (constexpr_lambdas_.count(le))
+      return report(st_, sm_, le->getBeginLoc(), "lambda: initializes a constexpr variable"), true;
+    instrument(op, u, le);
+    return true;
+  }
+
+private:
+  bool in_main(SourceLocation loc) const {
+    return loc.isValid() && sm_.isWrittenInMainFile(sm_.getExpansionLoc(loc));
+  }
+
+  void instrument(FunctionDecl *fd, const std::string &usr, LambdaExpr *le) {
+    SourceLocation loc = fd->getLocation();
+    std::string what = le ? "lambda" : "function " + fd->getQualifiedNameAsString();
+    if (fd->isDefaulted() || fd->isDeleted())
+      return report(st_, sm_, loc, what + ": = default / = delete");
+    if (fd->isConsteval())
+      return report(st_, sm_, loc, what + ": consteval");
+    if (le) {
+      // Implicitly constexpr lambdas are fine; one declared constexpr may be evaluated
+      // at compile time, where a probe cannot run.
+      SourceRange r(le->getIntroducerRange().getEnd(), le->getBody()->getBeginLoc());
+      StringRef text = Lexer::getSourceText(CharSourceRange::getCharRange(r), sm_, ctx_.getLangOpts());
+      if (text.contains("constexpr"))
+        return report(st_, sm_, loc, what + ": declared constexpr");
+    } else if (fd->isConstexpr()) {
+      return report(st_, sm_, loc, what + ": constexpr (may run at compile time)");
+    }
+    if (fd->hasAttr<NakedAttr>() || fd->hasAttr<NoInstrumentFunctionAttr>())
+      return report(st_, sm_, loc, what + ": naked or no_instrument_function");
+    Stmt *body = fd->getBody();
+    if (isa_and_nonnull<CoroutineBodyStmt>(body))
+      return report(st_, sm_, loc, what + ": coroutine");
+    CompoundStmt *cs = nullptr;
+    if (auto *t = dyn_cast_or_null<CXXTryStmt>(body))
+      cs = t->getTryBlock();
+    else
+      cs = dyn_cast_or_null<CompoundStmt>(body);
+    if (!cs)
+      return;
+    SourceLocation lb = cs->getLBracLoc();
+    if (lb.isInvalid() || lb.isMacroID() || !sm_.isWrittenInMainFile(lb))
+      return report(st_, sm_, loc, what + ": body comes from a macro expansion");
+    unsigned at = sm_.getFileOffset(lb) + 1;
+    if (!bodies_.insert(at).second)
+      return;
+    FnRef ref;
+    ref.usr = usr;
+    ref.name = detail::display_name(fd, sm_);
+    ref.file = st_.main_path;
+    ref.line = sm_.getExpansionLineNumber(fd->getLocation());
+    st_.fns.push_back(ref);
+    std::size_t fi = st_.fns.size() - 1;
+    Site s;
+    s.body = true;
+    s.begin = s.end = at;
+    s.fn = fi;
+    s.line = sm_.getExpansionLineNumber(lb);
+    s.col = sm_.getExpansionColumnNumber(lb);
+    st_.sites.push_back(s);
+    CallCollector cc(ctx_, st_, fi, seen_calls_);
+    cc.TraverseStmt(body);
+  }
+
+  ASTContext &ctx_;
+  const SourceManager &sm_;
+  State &st_;
+  std::unordered_set<const LambdaExpr *> constexpr_lambdas_;
+  std::set<unsigned> bodies_;
+  std::set<std::pair<unsigned, unsigned>> seen_calls_;
+};
+
+class RewriteConsumer : public ASTConsumer {
+public:
+  explicit RewriteConsumer(State &st) : st_(st) {}
+  void HandleTranslationUnit(ASTContext &ctx) override {
+    const SourceManager &sm = ctx.getSourceManager();
+    FileID main = sm.getMainFileID();
+    st_.code = std::string(sm.getBufferData(main));
+    if (auto fe = sm.getFileEntryRefForID(main))
+      st_.spelled_path = std::string(fe->getName());
+    st_.cplusplus = ctx.getLangOpts().CPlusPlus;
+    PlanVisitor v(ctx, st_);
+    v.TraverseDecl(ctx.getTranslationUnitDecl());
+  }
+
+private:
+  State &st_;
+};
+
+class RewriteAction : public ASTFrontendAction {
+public:
+  explicit RewriteAction(State &st) : st_(st) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &ci, StringRef) override {
+    ci.getPreprocessor().addPPCallbacks(std::make_unique<IncludeFinder>(ci.getSourceManager(), st_));
+    return std::make_unique<RewriteConsumer>(st_);
+  }
+
+private:
+  State &st_;
+};
+
+// Gives every site its id: INSERT OR IGNORE then SELECT, in one IMMEDIATE transaction
+// so parallel compiler wrappers agree on ids.
+void assign_ids(ws::Database &db, State &st) {
+  ws::Transaction tx(db);
+  std::vector<std::int64_t> fn_ids(st.fns.size(), 0);
+  auto find_fn = db.prepare("SELECT id FROM functions WHERE usr = ?");
+  auto add_fn = db.prepare("INSERT OR IGNORE INTO functions(usr, name, file, line, defined) "
+                           "VALUES(?,?,?,?,1)");
+  auto lookup = [&](const std::string &usr) -> std::int64_t {
+    find_fn.bind(1, usr);
+    std::int64_t id = find_fn.step() ? find_fn.int64(0) : 0;
+    find_fn.reset();
+    return id;
+  };
+  for (std::size_t i = 0; i < st.fns.size(); ++i) {
+    const FnRef &f = st.fns[i];
+    auto it = st.planned.find(f.usr);
+    std::int64_t id = it != st.planned.end() ? it->second : lookup(f.usr);
+    if (!id) { // a lambda the scan did not record
+      add_fn.bind(1, f.usr).bind(2, f.name).bind(3, f.file).bind(4, static_cast<std::int64_t>(f.line)).run();
+      id = lookup(f.usr);
+    }
+    fn_ids[i] = id;
+  }
+  std::unordered_map<std::string, std::int64_t> callee_ids;
+  auto ins = db.prepare("INSERT OR IGNORE INTO sites(kind, function, callee, callee_name, file, line, col) "
+                        "VALUES(?,?,?,?,?,?,?)");
+  auto sel = db.prepare("SELECT id FROM sites WHERE kind = ? AND function = ? AND file = ? AND "
+                        "line = ? AND col = ?");
+  for (Site &s : st.sites) {
+    const char *kind = s.body ? "body" : "call";
+    std::int64_t fid = fn_ids[s.fn];
+    ins.bind(1, kind).bind(2, fid);
+    std::int64_t cid = 0;
+    if (!s.callee_usr.empty()) {
+      auto it = callee_ids.find(s.callee_usr);
+      cid = it != callee_ids.end() ? it->second : (callee_ids[s.callee_usr] = lookup(s.callee_usr));
+    }
+    if (cid)
+      ins.bind(3, cid);
+    else
+      ins.bind_null(3);
+    if (s.body)
+      ins.bind_null(4);
+    else
+      ins.bind(4, s.callee_name);
+    ins.bind(5, st.main_path).bind(6, static_cast<std::int64_t>(s.line)).bind(7, static_cast<std::int64_t>(s.col));
+    ins.run();
+    sel.bind(1, kind).bind(2, fid).bind(3, st.main_path);
+    sel.bind(4, static_cast<std::int64_t>(s.line)).bind(5, static_cast<std::int64_t>(s.col));
+    if (sel.step())
+      s.id = sel.int64(0);
+    sel.reset();
+  }
+  tx.commit();
+}
+
+std::string quote_path(const std::string &p) {
+  std::string q = "\"";
+  for (char c : p) {
+    if (c == '"' || c == '\\')
+      q += '\\';
+    q += c;
+  }
+  return q + "\"";
+}
+
+// Turns the sites into one insertion per offset (nested calls share offsets: closing
+// texts first, innermost first; then body probes; then opening texts, outermost first)
+// and applies them.
+std::string apply_edits(const State &st, std::string &err) {
+  struct Ins {
+    unsigned off;
+    int order; // 0 close, 1 body, 2 open
+    long rank; // within order
+    std::string text;
+  };
+  std::vector<Ins> ins;
+  for (const Site &s : st.sites) {
+    std::string id = std::to_string(s.id);
+    if (s.body) {
+      ins.push_back({s.begin, 1, 0, " VPROF_PROBE_SCOPE(" + id + ");"});
+      continue;
+    }
+    long extent = static_cast<long>(s.end - s.begin);
+    if (st.cplusplus)
+      ins.push_back({s.begin, 2, -extent, "::vprof::rt::call(" + id + ", [&]() -> decltype(auto) { return "});
+    else
+      ins.push_back({s.begin, 2, -extent, "__extension__({ VPROF_PROBE_SCOPE(" + id + "); "});
+    ins.push_back({s.end, 0, extent, "; })"});
+  }
+  std::stable_sort(ins.begin(), ins.end(), [](const Ins &a, const Ins &b) {
+    return std::tie(a.off, a.order, a.rank) < std::tie(b.off, b.order, b.rank);
+  });
+  tooling::Replacements repl;
+  for (std::size_t i = 0; i < ins.size();) {
+    std::string text;
+    std::size_t j = i;
+    for (; j < ins.size() && ins[j].off == ins[i].off; ++j)
+      text += ins[j].text;
+    if (auto e = repl.add(tooling::Replacement(st.main_path, ins[i].off, 0, text))) {
+      err = llvm::toString(std::move(e));
+      return "";
+    }
+    i = j;
+  }
+  auto out = tooling::applyAllReplacements(st.code, repl);
+  if (!out) {
+    err = llvm::toString(out.takeError());
+    return "";
+  }
+  return *out;
+}
+
+} // namespace
+
+RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration,
+                      const ParseOptions &opt) {
+  RewriteResult res;
+  State st;
+  st.quiet = opt.quiet;
+  st.main_path = detail::normal_path(cmd.file, cmd.directory.empty() ? std::filesystem::current_path().string()
+                                                                     : cmd.directory);
+  try {
+    if (!file_has_plan(db, st.main_path, iteration)) {
+      res.ok = true;
+      return res;
+    }
+    auto q = db.prepare("SELECT f.usr, f.id FROM plans p JOIN functions f ON f.id = p.function "
+                        "WHERE p.iteration = ?");
+    q.bind(1, iteration);
+    while (q.step())
+      st.planned[q.text(0)] = q.int64(1);
+  } catch (const std::exception &e) {
+    res.error = e.what();
+    return res;
+  }
+  CompileCommand c = cmd;
+  c.file = st.main_path;
+  if (!detail::run_action(c, opt, std::make_unique<RewriteAction>(st))) {
+    res.error = st.main_path + ": does not parse";
+    return res;
+  }
+  res.skipped = st.skipped;
+  if (st.sites.empty()) {
+    res.ok = true;
+    return res;
+  }
+  try {
+    assign_ids(db, st);
+  } catch (const std::exception &e) {
+    res.error = e.what();
+    return res;
+  }
+  std::string err;
+  std::string body = apply_edits(st, err);
+  if (!err.empty()) {
+    res.error = st.main_path + ": " + err;
+    return res;
+  }
+  // The probe header goes before the first top-level #include (feature macros above it
+  // keep working); if an edit precedes that point, at the very top.
+  unsigned at = st.found_include ? st.include_at : 0;
+  for (const Site &s : st.sites)
+    if (s.begin < at)
+      at = 0;
+  std::string path = quote_path(st.spelled_path.empty() ? st.main_path : st.spelled_path);
+  std::string probe = std::string(st.cplusplus ? "#include <cstdint>\n" : "") + "#include <vprof/probe.h>\n";
+  std::string out;
+  if (at == 0) {
+    out = probe + "#line 1 " + path + "\n" + body;
+  } else {
+    out = "#line 1 " + path + "\n" + body.substr(0, at) + probe + "#line " +
+          std::to_string(st.include_line) + " " + path + "\n" + body.substr(at);
+  }
+  for (const Site &s : st.sites)
+    (s.body ? res.body_sites : res.call_sites)++;
+  res.output = std::move(out);
+  res.ok = true;
+  res.changed = true;
+  return res;
+}
+
+} // namespace vprof::instr

@@ -1,0 +1,382 @@
+// scan: parse every translation unit once and store the whole-program static call graph
+// (functions, calls) and the heights (Boost.Graph, SCCs condensed) in the workspace.
+#include "internal.hpp"
+
+#include <clang/AST/ASTConsumer.h>
+#include <clang/AST/ASTContext.h>
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/AST/RecursiveASTVisitor.h>
+#include <clang/Basic/Builtins.h>
+#include <clang/Frontend/CompilerInstance.h>
+
+#include <boost/graph/adjacency_list.hpp>
+#include <boost/graph/strong_components.hpp>
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+
+namespace vprof::instr {
+namespace {
+
+using namespace clang;
+using detail::canonical_fn;
+using detail::usr_of;
+
+struct FnInfo {
+  std::string name, file;
+  unsigned line = 0;
+  bool defined = false, annotated = false;
+};
+
+struct Edge {
+  std::string caller, callee, kind, file;
+  unsigned line, col;
+};
+
+// What one TU contributes.
+struct TuGraph {
+  std::unordered_map<std::string, FnInfo> fns;
+  std::vector<Edge> edges;
+  std::vector<Edge> virtual_calls; // callee = the statically named method
+  std::vector<std::pair<std::string, std::string>> overrides; // base, override
+};
+
+class GraphVisitor : public RecursiveASTVisitor<GraphVisitor> {
+public:
+  GraphVisitor(ASTContext &ctx, TuGraph &g, const std::string &cwd)
+      : ctx_(ctx), sm_(ctx.getSourceManager()), g_(g), paths_(sm_, cwd) {}
+
+  bool shouldVisitTemplateInstantiations() const { return true; }
+  bool shouldVisitImplicitCode() const { return false; }
+
+  bool TraverseDecl(Decl *d) {
+    if (!d)
+      return true;
+    auto *fd = dyn_cast<FunctionDecl>(d);
+    if (fd && fd->isExplicitlyDefaulted() && !sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation())))
+      note(fd, true); // a definition in the source, though without a body to walk
+    if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isDefaulted() || fd->isDeleted())
+      return RecursiveASTVisitor::TraverseDecl(d);
+    // System headers are external libraries: their bodies are not walked.
+    if (sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation())))
+      return true;
+    std::string u = note(fd, true);
+    if (u.empty())
+      return RecursiveASTVisitor::TraverseDecl(d);
+    stack_.push_back(u);
+    bool ok = RecursiveASTVisitor::TraverseDecl(d);
+    stack_.pop_back();
+    return ok;
+  }
+
+  bool TraverseLambdaExpr(LambdaExpr *le) {
+    const CXXMethodDecl *op = le->getCallOperator();
+    std::string u = op ? note(op, true) : "";
+    if (u.empty())
+      return RecursiveASTVisitor::TraverseLambdaExpr(le);
+    // A lambda's code is lexically part of its enclosing function.
+    if (!stack_.empty())
+      add_edge("lambda", op, le->getBeginLoc());
+    stack_.push_back(u);
+    bool ok = RecursiveASTVisitor::TraverseLambdaExpr(le);
+    stack_.pop_back();
+    return ok;
+  }
+
+  bool VisitCXXMethodDecl(CXXMethodDecl *md) {
+    if (md->size_overridden_methods() == 0)
+      return true;
+    std::string u = note(md, false);
+    for (const CXXMethodDecl *base : md->overridden_methods()) {
+      std::string b = note(base, false);
+      if (!u.empty() && !b.empty())
+        g_.overrides.emplace_back(b, u);
+    }
+    return true;
+  }
+
+  bool VisitCallExpr(CallExpr *ce) {
+    if (stack_.empty())
+      return true;
+    const FunctionDecl *callee = ce->getDirectCallee();
+    if (!callee)
+      return true;
+    if (unsigned id = callee->getBuiltinID())
+      if (!ctx_.BuiltinInfo.isPredefinedLibFunction(id))
+        return true;
+    if (const IdentifierInfo *ii = callee->getIdentifier())
+      if (ii->getName().starts_with("vprof_interval_begin"))
+        g_.fns[stack_.back()].annotated = true;
+    std::string kind = "direct";
+    if (isa<CXXOperatorCallExpr>(ce)) {
+      kind = "operator";
+    } else if (const auto *mc = dyn_cast<CXXMemberCallExpr>(ce)) {
+      kind = "member";
+      const auto *md = dyn_cast<CXXMethodDecl>(callee);
+      const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens());
+      if (md && md->isVirtual() && !(me && me->hasQualifier()))
+        kind = "virtual";
+    }
+    add_edge(kind, callee, detail::site_loc(ce));
+    if (kind == "virtual")
+      g_.virtual_calls.push_back(g_.edges.back());
+    return true;
+  }
+
+  bool VisitCXXConstructExpr(CXXConstructExpr *e) {
+    if (!stack_.empty() && user_code(e->getConstructor()))
+      add_edge("ctor", e->getConstructor(), e->getBeginLoc());
+    return true;
+  }
+
+  bool VisitCXXDeleteExpr(CXXDeleteExpr *e) {
+    if (stack_.empty())
+      return true;
+    if (const CXXRecordDecl *rd = e->getDestroyedType()->getAsCXXRecordDecl())
+      if (const CXXDestructorDecl *dd = rd->getDestructor(); dd && user_code(dd))
+        add_edge("dtor", dd, e->getBeginLoc());
+    return true;
+  }
+
+  bool VisitVarDecl(VarDecl *vd) {
+    if (stack_.empty() || !vd->hasLocalStorage() || isa<ParmVarDecl>(vd))
+      return true;
+    if (const CXXRecordDecl *rd = vd->getType()->getAsCXXRecordDecl())
+      if (rd->hasDefinition())
+        if (const CXXDestructorDecl *dd = rd->getDestructor(); dd && user_code(dd))
+          add_edge("dtor", dd, vd->getLocation());
+    return true;
+  }
+
+private:
+  bool user_code(const FunctionDecl *fd) const {
+    return fd && fd->isUserProvided() &&
+           !sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation()));
+  }
+
+  // Records the node for `fd` (its pattern) and returns its USR.
+  std::string note(const FunctionDecl *fd, bool definition) {
+    fd = canonical_fn(fd);
+    std::string u = usr_of(fd);
+    if (u.empty())
+      return u;
+    SourceLocation loc = sm_.getExpansionLoc(fd->getLocation());
+    bool sys = sm_.isInSystemHeader(loc);
+    auto [it, fresh] = g_.fns.try_emplace(u);
+    FnInfo &fi = it->second;
+    if (fresh || (definition && !sys && !fi.defined)) {
+      fi.name = detail::display_name(fd, sm_);
+      fi.file = paths_.path(loc);
+      fi.line = sm_.getExpansionLineNumber(loc);
+    }
+    if (definition && !sys)
+      fi.defined = true;
+    return u;
+  }
+
+  void add_edge(const std::string &kind, const FunctionDecl *callee, SourceLocation at) {
+    std::string cu = note(callee, false);
+    if (cu.empty())
+      return;
+    SourceLocation l = sm_.getExpansionLoc(at);
+    g_.edges.push_back({stack_.back(), cu, kind, paths_.path(l), sm_.getExpansionLineNumber(l),
+                        sm_.getExpansionColumnNumber(l)});
+  }
+
+  ASTContext &ctx_;
+  const SourceManager &sm_;
+  TuGraph &g_;
+  detail::PathCache paths_;
+  std::vector<std::string> stack_; // USRs of the functions being walked
+};
+
+class GraphConsumer : public ASTConsumer {
+public:
+  GraphConsumer(TuGraph &g, std::string cwd) : g_(g), cwd_(std::move(cwd)) {}
+  void HandleTranslationUnit(ASTContext &ctx) override {
+    GraphVisitor v(ctx, g_, cwd_);
+    v.TraverseDecl(ctx.getTranslationUnitDecl());
+  }
+
+private:
+  TuGraph &g_;
+  std::string cwd_;
+};
+
+class GraphAction : public ASTFrontendAction {
+public:
+  GraphAction(TuGraph &g, std::string cwd) : g_(g), cwd_(std::move(cwd)) {}
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
+    return std::make_unique<GraphConsumer>(g_, cwd_);
+  }
+
+private:
+  TuGraph &g_;
+  std::string cwd_;
+};
+
+// Writes one TU's nodes and edges; `ids` caches USR -> function id across TUs.
+void store(ws::Database &db, const TuGraph &g, std::unordered_map<std::string, std::int64_t> &ids) {
+  ws::Transaction tx(db);
+  auto up = db.prepare(
+      "INSERT INTO functions(usr, name, file, line, defined, annotated) VALUES(?,?,?,?,?,?) "
+      "ON CONFLICT(usr) DO UPDATE SET "
+      "name = CASE WHEN excluded.defined > functions.defined THEN excluded.name ELSE functions.name END, "
+      "file = CASE WHEN excluded.defined > functions.defined THEN excluded.file ELSE functions.file END, "
+      "line = CASE WHEN excluded.defined > functions.defined THEN excluded.line ELSE functions.line END, "
+      "defined = max(functions.defined, excluded.defined), "
+      "annotated = max(functions.annotated, excluded.annotated) RETURNING id");
+  for (const auto &[usr, fi] : g.fns) {
+    up.bind(1, usr).bind(2, fi.name).bind(3, fi.file).bind(4, static_cast<std::int64_t>(fi.line));
+    up.bind(5, fi.defined ? 1 : 0).bind(6, fi.annotated ? 1 : 0);
+    if (up.step())
+      ids[usr] = up.int64(0);
+    up.reset();
+  }
+  auto ins = db.prepare(
+      "INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col) VALUES(?,?,?,?,?,?)");
+  for (const Edge &e : g.edges) {
+    auto a = ids.find(e.caller), b = ids.find(e.callee);
+    if (a == ids.end() || b == ids.end())
+      continue;
+    ins.bind(1, a->second).bind(2, b->second).bind(3, e.kind).bind(4, e.file);
+    ins.bind(5, static_cast<std::int64_t>(e.line)).bind(6, static_cast<std::int64_t>(e.col));
+    ins.run();
+  }
+  tx.commit();
+}
+
+} // namespace
+
+// Longest path to a leaf for every function, with each strongly connected component
+// (recursion) condensed into one node. Returns the largest height.
+static int compute_heights(ws::Database &db) {
+  std::int64_t n = 0;
+  {
+    auto st = db.prepare("SELECT coalesce(max(id), 0) FROM functions");
+    if (st.step())
+      n = st.int64(0);
+  }
+  using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
+  Graph graph(static_cast<std::size_t>(n + 1));
+  std::vector<std::pair<std::int64_t, std::int64_t>> edges;
+  {
+    auto st = db.prepare("SELECT DISTINCT caller, callee FROM calls");
+    while (st.step()) {
+      edges.emplace_back(st.int64(0), st.int64(1));
+      boost::add_edge(static_cast<std::size_t>(edges.back().first),
+                      static_cast<std::size_t>(edges.back().second), graph);
+    }
+  }
+  std::vector<int> comp(static_cast<std::size_t>(n + 1));
+  int ncomp = boost::strong_components(graph, comp.data());
+  // Tarjan numbers components in reverse topological order: every edge between two
+  // components goes from a higher number to a lower one, so ascending order is enough.
+  std::vector<std::pair<int, int>> cedges;
+  for (auto [u, v] : edges) {
+    int cu = comp[static_cast<std::size_t>(u)], cv = comp[static_cast<std::size_t>(v)];
+    if (cu != cv)
+      cedges.emplace_back(cu, cv);
+  }
+  std::sort(cedges.begin(), cedges.end());
+  std::vector<int> h(static_cast<std::size_t>(ncomp), 0);
+  for (auto [cu, cv] : cedges)
+    h[static_cast<std::size_t>(cu)] = std::max(h[static_cast<std::size_t>(cu)], h[static_cast<std::size_t>(cv)] + 1);
+  int best = 0;
+  ws::Transaction tx(db);
+  auto st = db.prepare("UPDATE functions SET height = ? WHERE id = ?");
+  for (std::int64_t id = 1; id <= n; ++id) {
+    int hh = h[static_cast<std::size_t>(comp[static_cast<std::size_t>(id)])];
+    best = std::max(best, hh);
+    st.bind(1, static_cast<std::int64_t>(hh)).bind(2, id).run();
+  }
+  std::int64_t root_h = best;
+  {
+    auto q = db.prepare("SELECT max(height) FROM functions WHERE annotated = 1");
+    if (q.step() && !q.is_null(0))
+      root_h = q.int64(0);
+  }
+  db.set_meta("H", std::to_string(root_h));
+  db.set_meta("max_height", std::to_string(best));
+  tx.commit();
+  return best;
+}
+
+ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt) {
+  ScanStats stats;
+  std::unordered_map<std::string, std::int64_t> ids;
+  {
+    auto st = wsdb.prepare("SELECT usr, id FROM functions");
+    while (st.step())
+      ids[st.text(0)] = st.int64(1);
+  }
+  wsdb.exec("DELETE FROM calls");
+  std::vector<Edge> vcalls;
+  std::unordered_map<std::string, std::vector<std::string>> overrides;
+  const auto &cmds = db.commands();
+  for (std::size_t i = 0; i < cmds.size(); ++i) {
+    const CompileCommand &c = cmds[i];
+    if (!opt.quiet)
+      std::cerr << "vprof: scan [" << (i + 1) << "/" << cmds.size() << "] " << c.file << "\n";
+    TuGraph g;
+    bool ok = detail::run_action(c, opt, std::make_unique<GraphAction>(g, c.directory));
+    ++stats.tus;
+    if (!ok) {
+      ++stats.failed;
+      std::cerr << "vprof: scan: " << c.file << ": does not parse, skipped\n";
+      continue;
+    }
+    store(wsdb, g, ids);
+    for (auto &e : g.virtual_calls)
+      vcalls.push_back(std::move(e));
+    for (auto &[b, d] : g.overrides)
+      overrides[b].push_back(d);
+  }
+  // A virtual call may reach every known override, in any TU.
+  if (!vcalls.empty()) {
+    ws::Transaction tx(wsdb);
+    auto ins = wsdb.prepare("INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col) "
+                            "VALUES(?,?,'virtual',?,?,?)");
+    for (const Edge &e : vcalls) {
+      std::set<std::string> seen;
+      std::vector<std::string> todo{e.callee};
+      while (!todo.empty()) {
+        std::string b = todo.back();
+        todo.pop_back();
+        auto it = overrides.find(b);
+        if (it == overrides.end())
+          continue;
+        for (const auto &d : it->second)
+          if (seen.insert(d).second)
+            todo.push_back(d);
+      }
+      auto a = ids.find(e.caller);
+      for (const auto &d : seen) {
+        auto b = ids.find(d);
+        if (a == ids.end() || b == ids.end())
+          continue;
+        ins.bind(1, a->second).bind(2, b->second).bind(3, e.file);
+        ins.bind(4, static_cast<std::int64_t>(e.line)).bind(5, static_cast<std::int64_t>(e.col));
+        ins.run();
+      }
+    }
+    tx.commit();
+  }
+  stats.max_height = compute_heights(wsdb);
+  {
+    auto st = wsdb.prepare("SELECT (SELECT count(*) FROM functions), (SELECT count(*) FROM calls)");
+    if (st.step()) {
+      stats.functions = st.int64(0);
+      stats.calls = st.int64(1);
+    }
+  }
+  return stats;
+}
+
+} // namespace vprof::instr

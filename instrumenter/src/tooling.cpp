@@ -1,0 +1,162 @@
+// Shared libTooling plumbing: argument adjustment (resource dir, annotations), one
+// ClangTool run per file, USRs, canonical declarations and source positions.
+#include "internal.hpp"
+
+#include <clang/AST/DeclCXX.h>
+#include <clang/AST/ExprCXX.h>
+#include <clang/Basic/Diagnostic.h>
+#include <clang/Frontend/TextDiagnosticPrinter.h>
+#include <clang/Index/USRGeneration.h>
+#include <clang/Tooling/ArgumentsAdjusters.h>
+#include <clang/Tooling/CompilationDatabase.h>
+#include <clang/Tooling/Tooling.h>
+#include <llvm/Support/raw_ostream.h>
+
+#include <filesystem>
+
+namespace vprof::instr {
+
+const char *annotations_include_dir() { return VPROF_ANNOTATIONS_INCLUDE; }
+const char *runtime_include_dir() { return VPROF_RUNTIME_INCLUDE; }
+const char *runtime_library_dir() { return VPROF_RUNTIME_LIBDIR; }
+const char *clang_resource_dir() { return VPROF_CLANG_RESOURCE_DIR; }
+
+namespace detail {
+
+namespace fs = std::filesystem;
+using namespace clang;
+
+std::string normal_path(const std::string &p, const std::string &cwd) {
+  fs::path path(p);
+  if (path.is_relative())
+    path = fs::path(cwd) / path;
+  std::error_code ec;
+  fs::path c = fs::weakly_canonical(path, ec);
+  return (ec ? path.lexically_normal() : c).string();
+}
+
+std::vector<std::string> tool_args(const CompileCommand &cmd, const ParseOptions &opt) {
+  std::vector<std::string> args = cmd.args;
+  if (args.empty())
+    args.push_back("cc");
+  args.push_back(std::string("-resource-dir=") + VPROF_CLANG_RESOURCE_DIR);
+  // The real compile (vprof-cc) enables the annotations; parse the same code.
+  args.push_back("-DVPROF_ENABLE");
+  args.push_back(std::string("-I") + VPROF_ANNOTATIONS_INCLUDE);
+  args.push_back(std::string("-I") + VPROF_RUNTIME_INCLUDE);
+  // Warnings are the compiler's business, and gcc-only flags must not stop the parse.
+  args.push_back("-w");
+  args.push_back("-Wno-unknown-warning-option");
+  args.push_back("-Qunused-arguments");
+  for (const auto &a : opt.extra_args)
+    args.push_back(a);
+  return args;
+}
+
+namespace {
+
+// A compilation database holding exactly one command.
+class SingleDb : public tooling::CompilationDatabase {
+public:
+  explicit SingleDb(tooling::CompileCommand c) : c_(std::move(c)) {}
+  std::vector<tooling::CompileCommand> getCompileCommands(StringRef) const override { return {c_}; }
+  std::vector<std::string> getAllFiles() const override { return {c_.Filename}; }
+
+private:
+  tooling::CompileCommand c_;
+};
+
+class OneActionFactory : public tooling::FrontendActionFactory {
+public:
+  explicit OneActionFactory(std::unique_ptr<FrontendAction> a) : a_(std::move(a)) {}
+  std::unique_ptr<FrontendAction> create() override { return std::move(a_); }
+
+private:
+  std::unique_ptr<FrontendAction> a_;
+};
+
+} // namespace
+
+bool run_action(const CompileCommand &cmd, const ParseOptions &opt,
+                std::unique_ptr<FrontendAction> action) {
+  tooling::CompileCommand c;
+  c.Directory = cmd.directory.empty() ? fs::current_path().string() : cmd.directory;
+  c.Filename = cmd.file;
+  c.CommandLine = tool_args(cmd, opt);
+  SingleDb db(c);
+  tooling::ClangTool tool(db, {cmd.file});
+  IgnoringDiagConsumer ignore;
+  if (opt.quiet)
+    tool.setDiagnosticConsumer(&ignore);
+  OneActionFactory factory(std::move(action));
+  return tool.run(&factory) == 0;
+}
+
+std::string usr_of(const Decl *d) {
+  SmallString<128> buf;
+  if (index::generateUSRForDecl(d, buf))
+    return "";
+  return std::string(buf.str());
+}
+
+const FunctionDecl *canonical_fn(const FunctionDecl *fd) {
+  for (int guard = 0; guard < 16; ++guard) {
+    const FunctionDecl *p = fd->getTemplateInstantiationPattern();
+    if (!p || p == fd)
+      break;
+    fd = p;
+  }
+  return fd;
+}
+
+bool is_lambda_operator(const FunctionDecl *fd) {
+  const auto *md = dyn_cast<CXXMethodDecl>(fd);
+  return md && md->getParent()->isLambda() && md->getOverloadedOperator() == OO_Call;
+}
+
+std::string display_name(const FunctionDecl *fd, const SourceManager &sm) {
+  if (is_lambda_operator(fd)) {
+    const DeclContext *dc = cast<CXXMethodDecl>(fd)->getParent()->getDeclContext();
+    std::string outer = "<global>";
+    for (; dc; dc = dc->getParent())
+      if (const auto *f = dyn_cast<FunctionDecl>(dc)) {
+        outer = display_name(f, sm);
+        break;
+      }
+    SourceLocation l = sm.getExpansionLoc(fd->getBeginLoc());
+    return outer + "::lambda@" + std::to_string(sm.getExpansionLineNumber(l)) + ":" +
+           std::to_string(sm.getExpansionColumnNumber(l));
+  }
+  return fd->getQualifiedNameAsString();
+}
+
+const std::string &PathCache::path(SourceLocation loc) {
+  if (loc.isInvalid())
+    return empty_;
+  FileID id = sm_.getFileID(sm_.getExpansionLoc(loc));
+  auto it = cache_.find(id.getHashValue());
+  if (it != cache_.end())
+    return it->second;
+  std::string p;
+  if (auto fe = sm_.getFileEntryRefForID(id))
+    p = normal_path(std::string(fe->getName()), cwd_);
+  return cache_.emplace(id.getHashValue(), std::move(p)).first->second;
+}
+
+SourceLocation site_loc(const Expr *call) {
+  if (const auto *mc = dyn_cast<CXXMemberCallExpr>(call)) {
+    if (const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens()))
+      if (me->getMemberLoc().isValid())
+        return me->getMemberLoc();
+  }
+  if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(call))
+    if (oc->getOperatorLoc().isValid())
+      return oc->getOperatorLoc();
+  if (const auto *ce = dyn_cast<CallExpr>(call))
+    if (ce->getRParenLoc().isValid())
+      return ce->getRParenLoc();
+  return call->getBeginLoc();
+}
+
+} // namespace detail
+} // namespace vprof::instr
