@@ -290,9 +290,15 @@ static void stream_open(rt_thread *t) {
   t->dir = g.dir;
   t->chunk_bytes = g.chunk_bytes;
   t->max_chunks = g.max_bytes ? (g.max_bytes + g.chunk_bytes - 1) / g.chunk_bytes : 0;
-  t->seq = __atomic_fetch_add(&g.next_seq, 1, __ATOMIC_RELAXED);
-  stream_path(path, sizeof path, t);
-  fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  /* O_EXCL: after an exec the new image counts from 0 again under the same pid; the
+   * streams written before the exec must survive, so taken names are skipped. */
+  for (int tries = 0; tries < 4096; tries++) {
+    t->seq = __atomic_fetch_add(&g.next_seq, 1, __ATOMIC_RELAXED);
+    stream_path(path, sizeof path, t);
+    fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd >= 0 || errno != EEXIST)
+      break;
+  }
   if (fd < 0) {
     vprof_rt_log_("cannot create %s: %s; this thread records nothing", path, strerror(errno));
     t->state = TS_FAILED;

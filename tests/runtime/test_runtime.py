@@ -316,3 +316,47 @@ def test_public_headers_are_strict_c99_and_cxx17(tc, tmp_path, cc, args):
     for enable in ([], ["-DVPROF_ENABLE"]):
         subprocess.run([cc, *args, *enable, "-c", *tc.includes, str(HERE / "programs" / src),
                         "-o", str(tmp_path / "h.o")], check=True)
+
+
+# ------------------------------------------------------------------ processes
+
+def maps_key(trace, pid, addr):
+    """(device, inode, file offset) of an address, from <pid>.maps."""
+    for line in (trace / f"{pid}.maps").read_text().splitlines():
+        f = line.split()
+        start, end = (int(x, 16) for x in f[0].split("-"))
+        if start <= addr < end:
+            return f[3], int(f[4]), int(f[2], 16) + addr - start
+    raise AssertionError(f"{addr:x} not mapped in {pid}.maps")
+
+
+def test_process_shared_mutex_matches_across_processes(tc, tmp_path):
+    exe = tc.compile("shared")
+    trace = tmp_path / "trace"
+    p = tc.run(exe, [tmp_path / "shm.bin"], trace=trace)
+    who = {w: (int(pid), int(addr, 16)) for w, pid, addr in
+           (line.split() for line in p.stdout.decode().splitlines())}
+    (ppid, pa), (cpid, ca) = who["parent"], who["child"]
+    assert pa != ca  # two mappings, two addresses ...
+    key = maps_key(trace, ppid, pa)
+    assert key == maps_key(trace, cpid, ca) and key[1] != 0  # ... one object
+    streams = {s.pid: s for s in vpt.read_dir(trace)}
+    parent = [(vpt.NAME[k], t) for k, t, a in streams[ppid].records() if a == pa]
+    child = [(vpt.NAME[k], t) for k, t, a in streams[cpid].records() if a == ca]
+    assert [k for k, _ in parent] == ["LOCK_ACQUIRE", "LOCK_RELEASE"]
+    assert [k for k, _ in child] == ["LOCK_WAIT", "LOCK_ACQUIRE", "LOCK_RELEASE"]
+    # one machine-wide clock: the parent's release lies between the child's wait and
+    # acquire (the wake-up edge across processes)
+    assert child[0][1] < parent[1][1] < child[1][1]
+
+
+def test_exec_keeps_the_streams_written_before_it(tc, tmp_path):
+    exe = tc.compile("emit")
+    p = tc.run(exe, ["exec", 500], trace=tmp_path)
+    assert p.stdout.startswith(b"ok 500 ")
+    streams = vpt.read_dir(tmp_path)
+    assert len(streams) == 2 and streams[0].pid == streams[1].pid
+    before, after = streams
+    assert (before.seq, after.seq) == (0, 1)
+    assert before.count == 500 and not before.flags & vpt.CLOSED  # image replaced
+    assert after.count == 503 and after.flags & vpt.CLOSED

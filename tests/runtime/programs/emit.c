@@ -34,6 +34,12 @@ int main(int argc, char **argv) {
     printf("ok %llu %llx\n", (unsigned long long)n, (unsigned long long)iv);
     return 0;
   }
+  if (!strcmp(argv[1], "exec")) { /* the new image records under the same pid */
+    char *args[] = {argv[0], "plain", argv[2], NULL};
+    emit_seq(0, n);
+    execv(argv[0], args);
+    return 4;
+  }
   if (!strcmp(argv[1], "kill")) {
     emit_seq(0, n);
     kill(getpid(), SIGKILL);
