@@ -109,25 +109,38 @@ static uint64_t mono_ns(clockid_t id) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Reads the clock and CLOCK_MONOTONIC as one pair: the clock between two monotonic
+ * reads, the tightest of a few tries (a preemption between the reads would skew the
+ * pair by milliseconds; on a loaded machine that happens), monotonic = the midpoint. */
+static void clock_pair(uint64_t *ticks, uint64_t *mono) {
+  uint64_t best = UINT64_MAX;
+  int i;
+  for (i = 0; i < 64 && best > 2000; i++) {
+    uint64_t a = mono_ns(CLOCK_MONOTONIC), t = vprof_clock_(), b = mono_ns(CLOCK_MONOTONIC);
+    if (b - a < best) {
+      best = b - a;
+      *ticks = t;
+      *mono = a + (b - a) / 2;
+    }
+  }
+}
+
 /* Takes the process's clock base and, for the TSC, measures its frequency against
- * CLOCK_MONOTONIC for opt.CALIBRATE_US (a busy wait: a TSC read is only meaningful
- * with the monotonic reads right around it). */
+ * CLOCK_MONOTONIC over opt.CALIBRATE_US (busy wait between two tight pairs). */
 static void clock_start(void) {
 #if defined(__x86_64__)
   uint64_t m0, m1, t0, t1, span;
   g.clock_kind = VPROF_CLOCK_TSC;
-  m0 = mono_ns(CLOCK_MONOTONIC);
-  t0 = vprof_clock_();
+  clock_pair(&t0, &m0);
   g.base_real = mono_ns(CLOCK_REALTIME);
   g.base_ticks = t0;
   g.base_mono = m0;
   span = g.opt.CALIBRATE_US * 1000ull;
   if (span < 100000)
     span = 100000; /* below 0.1 ms the estimate is too coarse */
-  do {
-    t1 = vprof_clock_();
-    m1 = mono_ns(CLOCK_MONOTONIC);
-  } while (m1 - m0 < span);
+  while (mono_ns(CLOCK_MONOTONIC) - m0 < span) {
+  }
+  clock_pair(&t1, &m1);
   g.calib_ns = m1 - m0;
   g.hz = (uint64_t)((double)(t1 - t0) * 1e9 / (double)(m1 - m0) + 0.5);
 #elif defined(__aarch64__)
@@ -153,7 +166,8 @@ static void clock_start(void) {
  * start-up estimate (ten times its span); else the start-up estimate. */
 static uint64_t clock_refined_hz(void) {
 #if defined(__x86_64__)
-  uint64_t m = mono_ns(CLOCK_MONOTONIC), t = vprof_clock_();
+  uint64_t m = 0, t = 0;
+  clock_pair(&t, &m);
   if (m - g.base_mono > 10 * g.calib_ns && t > g.base_ticks)
     return (uint64_t)((double)(t - g.base_ticks) * 1e9 / (double)(m - g.base_mono) + 0.5);
 #endif
@@ -444,8 +458,7 @@ static void fork_child(void) {
   g.pid = getpid();
   g.next_seq = 0;
   g.fork_child_pending = 1;
-  g.base_mono = mono_ns(CLOCK_MONOTONIC);
-  g.base_ticks = vprof_clock_();
+  clock_pair(&g.base_ticks, &g.base_mono);
   g.base_real = mono_ns(CLOCK_REALTIME);
 #if !defined(__x86_64__) && !defined(__aarch64__)
   g.base_mono = g.base_ticks;

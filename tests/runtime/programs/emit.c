@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static void emit_seq(uint64_t from, uint64_t n) {
@@ -39,6 +40,19 @@ int main(int argc, char **argv) {
     emit_seq(0, n);
     execv(argv[0], args);
     return 4;
+  }
+  if (!strcmp(argv[1], "clock")) { /* two records 30 ms apart; N=1: then SIGKILL */
+    struct timespec a, b, pause = {0, 30000000};
+    clock_gettime(CLOCK_MONOTONIC, &a);
+    vprof_emit_(VPROF_REC_ENTER, 1);
+    nanosleep(&pause, NULL);
+    vprof_emit_(VPROF_REC_ENTER, 2);
+    clock_gettime(CLOCK_MONOTONIC, &b);
+    printf("%lld\n", (long long)(b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
+    fflush(stdout);
+    if (n == 1)
+      kill(getpid(), SIGKILL);
+    return 0;
   }
   if (!strcmp(argv[1], "kill")) {
     emit_seq(0, n);
