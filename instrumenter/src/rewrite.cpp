@@ -12,8 +12,6 @@
 #include <clang/Basic/Builtins.h>
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Lex/Lexer.h>
-#include <clang/Lex/PPCallbacks.h>
-#include <clang/Lex/Preprocessor.h>
 #include <clang/Tooling/Core/Replacement.h>
 
 #include <algorithm>
@@ -52,46 +50,13 @@ struct State {
   std::string main_path;      // absolute path (sites.file)
   std::string spelled_path;   // as the compiler saw it (#line)
   std::string code;           // the main file's text
-  unsigned include_at = 0;    // offset of the first top-level unconditional #include
+  // Where `#include <vprof/probe.h>` goes: the start of the line of the first top-level
+  // declaration that holds an instrumented function, so that feature macros defined
+  // above it (_GNU_SOURCE) keep their effect on the user's own includes.
+  unsigned include_at = ~0u;
   unsigned include_line = 1;
-  bool found_include = false;
   bool cplusplus = false;
   bool quiet = false;
-};
-
-// Finds where `#include <vprof/probe.h>` can go: before the first #include of the main
-// file outside any conditional, so feature macros (_GNU_SOURCE) defined above it still
-// come first.
-class IncludeFinder : public PPCallbacks {
-public:
-  IncludeFinder(const SourceManager &sm, State &st) : sm_(sm), st_(st) {}
-  void If(SourceLocation loc, SourceRange, ConditionValueKind) override { enter(loc); }
-  void Ifdef(SourceLocation loc, const Token &, const MacroDefinition &) override { enter(loc); }
-  void Ifndef(SourceLocation loc, const Token &, const MacroDefinition &) override { enter(loc); }
-  void Endif(SourceLocation loc, SourceLocation) override {
-    if (sm_.isWrittenInMainFile(loc) && depth_ > 0)
-      --depth_;
-  }
-  void InclusionDirective(SourceLocation hash, const Token &, StringRef, bool, CharSourceRange,
-                          OptionalFileEntryRef, StringRef, StringRef, const Module *, bool,
-                          SrcMgr::CharacteristicKind) override {
-    if (st_.found_include || depth_ != 0 || !sm_.isWrittenInMainFile(hash))
-      return;
-    unsigned off = sm_.getFileOffset(hash);
-    unsigned col = sm_.getColumnNumber(sm_.getFileID(hash), off);
-    st_.include_at = off - (col - 1);
-    st_.include_line = sm_.getLineNumber(sm_.getFileID(hash), off);
-    st_.found_include = true;
-  }
-
-private:
-  void enter(SourceLocation loc) {
-    if (sm_.isWrittenInMainFile(loc))
-      ++depth_;
-  }
-  const SourceManager &sm_;
-  State &st_;
-  int depth_ = 0;
 };
 
 void report(State &st, const SourceManager &sm, SourceLocation loc, std::string reason) {
@@ -379,6 +344,33 @@ public:
   }
 
 private:
+  // Records the line start of the top-level declaration (namespace, extern "C", class,
+  // template, function) that contains `fd` as a candidate include point.
+  void note_top_level(const Decl *d) {
+    while (d->getDeclContext() && !isa<TranslationUnitDecl>(d->getDeclContext()))
+      d = cast<Decl>(d->getDeclContext());
+    SourceLocation b = d->getBeginLoc();
+    if (const auto *f = dyn_cast<FunctionDecl>(d); f && f->getDescribedFunctionTemplate())
+      b = f->getDescribedFunctionTemplate()->getBeginLoc();
+    else if (const auto *r = dyn_cast<CXXRecordDecl>(d); r && r->getDescribedClassTemplate())
+      b = r->getDescribedClassTemplate()->getBeginLoc();
+    else if (const auto *dd = dyn_cast<DeclaratorDecl>(d))
+      b = dd->getOuterLocStart();
+    else if (const auto *td = dyn_cast<TagDecl>(d))
+      b = td->getOuterLocStart();
+    b = sm_.getExpansionLoc(b);
+    if (b.isInvalid() || !sm_.isWrittenInMainFile(b))
+      return;
+    unsigned off = sm_.getFileOffset(b);
+    unsigned line = sm_.getLineNumber(sm_.getFileID(b), off);
+    unsigned col = sm_.getColumnNumber(sm_.getFileID(b), off);
+    unsigned at = off - (col - 1);
+    if (at < st_.include_at) {
+      st_.include_at = at;
+      st_.include_line = line;
+    }
+  }
+
   bool in_main(SourceLocation loc) const {
     return loc.isValid() && sm_.isWrittenInMainFile(sm_.getExpansionLoc(loc));
   }
@@ -432,6 +424,7 @@ private:
     s.line = sm_.getExpansionLineNumber(lb);
     s.col = sm_.getExpansionColumnNumber(lb);
     st_.sites.push_back(s);
+    note_top_level(fd);
     CallCollector cc(ctx_, st_, fi, seen_calls_);
     cc.TraverseStmt(body);
   }
@@ -465,8 +458,7 @@ private:
 class RewriteAction : public ASTFrontendAction {
 public:
   explicit RewriteAction(State &st) : st_(st) {}
-  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &ci, StringRef) override {
-    ci.getPreprocessor().addPPCallbacks(std::make_unique<IncludeFinder>(ci.getSourceManager(), st_));
+  std::unique_ptr<ASTConsumer> CreateASTConsumer(CompilerInstance &, StringRef) override {
     return std::make_unique<RewriteConsumer>(st_);
   }
 
@@ -634,9 +626,9 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
     res.error = st.main_path + ": " + err;
     return res;
   }
-  // The probe header goes before the first top-level #include (feature macros above it
-  // keep working); if an edit precedes that point, at the very top.
-  unsigned at = st.found_include ? st.include_at : 0;
+  // The probe header goes before the first declaration that holds a probe (see
+  // State::include_at); at the very top if some edit would precede it.
+  unsigned at = st.include_at == ~0u ? 0 : st.include_at;
   for (const Site &s : st.sites)
     if (s.begin < at)
       at = 0;
