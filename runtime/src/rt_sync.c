@@ -21,6 +21,11 @@ typedef int (*rw_fn)(pthread_rwlock_t *);
 typedef int (*rw_timed_fn)(pthread_rwlock_t *, const struct timespec *);
 typedef int (*sem_fn)(sem_t *);
 typedef int (*sem_timed_fn)(sem_t *, const struct timespec *);
+typedef int (*mutex_clock_fn)(pthread_mutex_t *, clockid_t, const struct timespec *);
+typedef int (*cond_clock_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
+                             const struct timespec *);
+typedef int (*rw_clock_fn)(pthread_rwlock_t *, clockid_t, const struct timespec *);
+typedef int (*sem_clock_fn)(sem_t *, clockid_t, const struct timespec *);
 
 /* One table of the interposed functions: name, glibc version wanted (NULL = default),
  * slot. pthread_cond_* must be the GLIBC_2.3.2 versions: plain dlsym returns the
@@ -44,7 +49,12 @@ typedef int (*sem_timed_fn)(sem_t *, const struct timespec *);
   X(sem_fn, sem_wait, NULL)                                                            \
   X(sem_fn, sem_trywait, NULL)                                                         \
   X(sem_timed_fn, sem_timedwait, NULL)                                                 \
-  X(sem_fn, sem_post, NULL)
+  X(sem_fn, sem_post, NULL)                                                            \
+  X(mutex_clock_fn, pthread_mutex_clocklock, NULL)                                     \
+  X(cond_clock_fn, pthread_cond_clockwait, NULL)                                       \
+  X(rw_clock_fn, pthread_rwlock_clockrdlock, NULL)                                     \
+  X(rw_clock_fn, pthread_rwlock_clockwrlock, NULL)                                     \
+  X(sem_clock_fn, sem_clockwait, NULL)
 
 #define VPROF_DECLARE_REAL(type, name, ver) static type real_##name;
 VPROF_SYNC_FUNCTIONS(VPROF_DECLARE_REAL)
@@ -156,6 +166,28 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) 
   return rc;
 }
 
+int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
+                            const struct timespec *abstime) {
+  mutex_clock_fn clocklock = REAL(pthread_mutex_clocklock);
+  mutex_fn trylock;
+  int rc;
+  if (!clocklock)
+    return EINVAL;
+  if (!SYNC_ON())
+    return clocklock(m, clock, abstime);
+  trylock = REAL(pthread_mutex_trylock);
+  rc = trylock ? trylock(m) : EBUSY;
+  if (rc == EBUSY) {
+    sync_emit(VPROF_REC_LOCK_WAIT, m);
+    rc = clocklock(m, clock, abstime);
+  } else if (rc != 0 && rc != EOWNERDEAD) {
+    rc = clocklock(m, clock, abstime);
+  }
+  if (rc == 0 || rc == EOWNERDEAD)
+    sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
+  return rc;
+}
+
 int pthread_mutex_unlock(pthread_mutex_t *m) {
   mutex_fn unlock = REAL(pthread_mutex_unlock);
   if (!unlock)
@@ -197,6 +229,23 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
   return rc;
 }
 
+/* std::condition_variable::wait_for/wait_until (libstdc++ on glibc >= 2.30) use this. */
+int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t clock,
+                           const struct timespec *abstime) {
+  cond_clock_fn wait = REAL(pthread_cond_clockwait);
+  int rc;
+  if (!wait)
+    return EINVAL;
+  if (!SYNC_ON())
+    return wait(c, m, clock, abstime);
+  sync_emit(VPROF_REC_LOCK_RELEASE, m);
+  sync_emit(VPROF_REC_COND_WAIT_BEGIN, c);
+  rc = wait(c, m, clock, abstime);
+  sync_emit(rc == ETIMEDOUT ? VPROF_REC_COND_WAIT_TIMEOUT : VPROF_REC_COND_WAIT_END, c);
+  sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
+  return rc;
+}
+
 int pthread_cond_signal(pthread_cond_t *c) {
   cond_fn signal = REAL(pthread_cond_signal);
   if (!signal)
@@ -215,15 +264,32 @@ int pthread_cond_broadcast(pthread_cond_t *c) {
 
 /* ---------------------------------------------------------------- rwlock */
 
+/* The blocking call of an rwlock acquisition: exactly one of the three is set. */
+typedef struct rw_call {
+  rw_fn lock;
+  rw_timed_fn timed;
+  rw_clock_fn clocked;
+  clockid_t clock;
+  const struct timespec *abstime;
+} rw_call;
+
+static int rw_block(pthread_rwlock_t *l, const rw_call *c) {
+  if (c->lock)
+    return c->lock(l);
+  if (c->timed)
+    return c->timed(l, c->abstime);
+  return c->clocked(l, c->clock, c->abstime);
+}
+
 /* Blocking acquisition: try first; WAIT only if the lock was busy. */
-static int rw_acquire(pthread_rwlock_t *l, rw_fn try_fn, rw_fn lock_fn, rw_timed_fn timed_fn,
-                      const struct timespec *abstime, unsigned wait_kind, unsigned acq_kind) {
+static int rw_acquire(pthread_rwlock_t *l, rw_fn try_fn, const rw_call *c, unsigned wait_kind,
+                      unsigned acq_kind) {
   int rc = try_fn ? try_fn(l) : EBUSY;
   if (rc == EBUSY) {
     sync_emit(wait_kind, l);
-    rc = lock_fn ? lock_fn(l) : timed_fn(l, abstime);
+    rc = rw_block(l, c);
   } else if (rc != 0) {
-    rc = lock_fn ? lock_fn(l) : timed_fn(l, abstime);
+    rc = rw_block(l, c);
   }
   if (rc == 0)
     sync_emit(acq_kind, l);
@@ -236,8 +302,9 @@ int pthread_rwlock_rdlock(pthread_rwlock_t *l) {
     return EINVAL;
   if (!SYNC_ON())
     return lock(l);
-  return rw_acquire(l, REAL(pthread_rwlock_tryrdlock), lock, NULL, NULL,
-                    VPROF_REC_RWLOCK_WAIT_RD, VPROF_REC_RWLOCK_ACQUIRE_RD);
+  rw_call c = {lock, NULL, NULL, 0, NULL};
+  return rw_acquire(l, REAL(pthread_rwlock_tryrdlock), &c, VPROF_REC_RWLOCK_WAIT_RD,
+                    VPROF_REC_RWLOCK_ACQUIRE_RD);
 }
 
 int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
@@ -246,8 +313,9 @@ int pthread_rwlock_wrlock(pthread_rwlock_t *l) {
     return EINVAL;
   if (!SYNC_ON())
     return lock(l);
-  return rw_acquire(l, REAL(pthread_rwlock_trywrlock), lock, NULL, NULL,
-                    VPROF_REC_RWLOCK_WAIT_WR, VPROF_REC_RWLOCK_ACQUIRE_WR);
+  rw_call c = {lock, NULL, NULL, 0, NULL};
+  return rw_acquire(l, REAL(pthread_rwlock_trywrlock), &c, VPROF_REC_RWLOCK_WAIT_WR,
+                    VPROF_REC_RWLOCK_ACQUIRE_WR);
 }
 
 int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *abstime) {
@@ -256,8 +324,9 @@ int pthread_rwlock_timedrdlock(pthread_rwlock_t *l, const struct timespec *absti
     return EINVAL;
   if (!SYNC_ON())
     return lock(l, abstime);
-  return rw_acquire(l, REAL(pthread_rwlock_tryrdlock), NULL, lock, abstime,
-                    VPROF_REC_RWLOCK_WAIT_RD, VPROF_REC_RWLOCK_ACQUIRE_RD);
+  rw_call c = {NULL, lock, NULL, 0, abstime};
+  return rw_acquire(l, REAL(pthread_rwlock_tryrdlock), &c, VPROF_REC_RWLOCK_WAIT_RD,
+                    VPROF_REC_RWLOCK_ACQUIRE_RD);
 }
 
 int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *abstime) {
@@ -266,8 +335,33 @@ int pthread_rwlock_timedwrlock(pthread_rwlock_t *l, const struct timespec *absti
     return EINVAL;
   if (!SYNC_ON())
     return lock(l, abstime);
-  return rw_acquire(l, REAL(pthread_rwlock_trywrlock), NULL, lock, abstime,
-                    VPROF_REC_RWLOCK_WAIT_WR, VPROF_REC_RWLOCK_ACQUIRE_WR);
+  rw_call c = {NULL, lock, NULL, 0, abstime};
+  return rw_acquire(l, REAL(pthread_rwlock_trywrlock), &c, VPROF_REC_RWLOCK_WAIT_WR,
+                    VPROF_REC_RWLOCK_ACQUIRE_WR);
+}
+
+int pthread_rwlock_clockrdlock(pthread_rwlock_t *l, clockid_t clock,
+                               const struct timespec *abstime) {
+  rw_clock_fn lock = REAL(pthread_rwlock_clockrdlock);
+  if (!lock)
+    return EINVAL;
+  if (!SYNC_ON())
+    return lock(l, clock, abstime);
+  rw_call c = {NULL, NULL, lock, clock, abstime};
+  return rw_acquire(l, REAL(pthread_rwlock_tryrdlock), &c, VPROF_REC_RWLOCK_WAIT_RD,
+                    VPROF_REC_RWLOCK_ACQUIRE_RD);
+}
+
+int pthread_rwlock_clockwrlock(pthread_rwlock_t *l, clockid_t clock,
+                               const struct timespec *abstime) {
+  rw_clock_fn lock = REAL(pthread_rwlock_clockwrlock);
+  if (!lock)
+    return EINVAL;
+  if (!SYNC_ON())
+    return lock(l, clock, abstime);
+  rw_call c = {NULL, NULL, lock, clock, abstime};
+  return rw_acquire(l, REAL(pthread_rwlock_trywrlock), &c, VPROF_REC_RWLOCK_WAIT_WR,
+                    VPROF_REC_RWLOCK_ACQUIRE_WR);
 }
 
 int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
@@ -304,8 +398,8 @@ int pthread_rwlock_unlock(pthread_rwlock_t *l) {
 
 /* sem_* report errors through errno: the trywait probe's EAGAIN must not leak into a
  * wait that then succeeds, so errno is restored before the real blocking call. */
-static int sem_acquire(sem_t *s, sem_fn wait_fn, sem_timed_fn timed_fn,
-                       const struct timespec *abstime) {
+static int sem_acquire(sem_t *s, sem_fn wait_fn, sem_timed_fn timed_fn, sem_clock_fn clock_fn,
+                       clockid_t clock, const struct timespec *abstime) {
   sem_fn try_fn = REAL(sem_trywait);
   int saved = errno, rc;
   rc = try_fn ? try_fn(s) : -1;
@@ -317,7 +411,7 @@ static int sem_acquire(sem_t *s, sem_fn wait_fn, sem_timed_fn timed_fn,
   if (try_fn && errno == EAGAIN)
     sync_emit(VPROF_REC_SEM_WAIT, s);
   errno = saved;
-  rc = wait_fn ? wait_fn(s) : timed_fn(s, abstime);
+  rc = wait_fn ? wait_fn(s) : timed_fn ? timed_fn(s, abstime) : clock_fn(s, clock, abstime);
   if (rc == 0)
     sync_emit(VPROF_REC_SEM_ACQUIRE, s);
   return rc;
@@ -331,7 +425,7 @@ int sem_wait(sem_t *s) {
   }
   if (!SYNC_ON())
     return wait_fn(s);
-  return sem_acquire(s, wait_fn, NULL, NULL);
+  return sem_acquire(s, wait_fn, NULL, NULL, 0, NULL);
 }
 
 int sem_timedwait(sem_t *s, const struct timespec *abstime) {
@@ -342,7 +436,18 @@ int sem_timedwait(sem_t *s, const struct timespec *abstime) {
   }
   if (!SYNC_ON())
     return wait_fn(s, abstime);
-  return sem_acquire(s, NULL, wait_fn, abstime);
+  return sem_acquire(s, NULL, wait_fn, NULL, 0, abstime);
+}
+
+int sem_clockwait(sem_t *s, clockid_t clock, const struct timespec *abstime) {
+  sem_clock_fn wait_fn = REAL(sem_clockwait);
+  if (!wait_fn) {
+    errno = ENOSYS;
+    return -1;
+  }
+  if (!SYNC_ON())
+    return wait_fn(s, clock, abstime);
+  return sem_acquire(s, NULL, NULL, wait_fn, clock, abstime);
 }
 
 int sem_trywait(sem_t *s) {

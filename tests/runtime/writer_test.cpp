@@ -10,6 +10,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <pthread.h>
 #include <sstream>
@@ -216,6 +218,40 @@ TEST_F(Writer, StdMutexIsSeenThroughTheInterposer) {
     if (r.arg == obj)
       kinds.push_back(r.kind);
   EXPECT_EQ(kinds, (std::vector<unsigned>{VPROF_REC_LOCK_ACQUIRE, VPROF_REC_LOCK_RELEASE}));
+}
+
+// libstdc++ waits with a timeout through pthread_cond_clockwait and locks a timed_mutex
+// with pthread_mutex_clocklock (glibc >= 2.30): both are interposed too.
+TEST_F(Writer, StdTimedWaitsUseTheClockVariants) {
+  std::mutex m;
+  std::condition_variable cv;
+  std::timed_mutex tm;
+  {
+    std::unique_lock<std::mutex> lock(m);
+    EXPECT_FALSE(cv.wait_for(lock, std::chrono::milliseconds(1), [] { return false; }));
+  }
+  ASSERT_TRUE(tm.try_lock_for(std::chrono::milliseconds(1)));
+  tm.unlock();
+  Stream s = close_and_read();
+  uint64_t mo = (uint64_t)(uintptr_t)m.native_handle();
+  uint64_t co = (uint64_t)(uintptr_t)cv.native_handle();
+  std::vector<unsigned> kinds;
+  for (const Rec &r : s.recs)
+    if (r.arg == mo || r.arg == co)
+      kinds.push_back(r.kind);
+  // lock, then (one or more) timed waits, each RELEASE BEGIN TIMEOUT ACQUIRE, then unlock
+  ASSERT_GE(kinds.size(), 6u);
+  EXPECT_EQ(kinds.front(), (unsigned)VPROF_REC_LOCK_ACQUIRE);
+  EXPECT_EQ(kinds.back(), (unsigned)VPROF_REC_LOCK_RELEASE);
+  EXPECT_EQ(std::vector<unsigned>(kinds.begin() + 1, kinds.begin() + 5),
+            (std::vector<unsigned>{VPROF_REC_LOCK_RELEASE, VPROF_REC_COND_WAIT_BEGIN,
+                                   VPROF_REC_COND_WAIT_TIMEOUT, VPROF_REC_LOCK_ACQUIRE}));
+  uint64_t to = (uint64_t)(uintptr_t)tm.native_handle();
+  std::vector<unsigned> tk;
+  for (const Rec &r : s.recs)
+    if (r.arg == to)
+      tk.push_back(r.kind);
+  EXPECT_EQ(tk, (std::vector<unsigned>{VPROF_REC_LOCK_ACQUIRE, VPROF_REC_LOCK_RELEASE}));
 }
 
 TEST_F(Writer, ProbeHotPathWritesDepthAndSite) {
