@@ -60,8 +60,8 @@ const char *txn_type_name(TxnType t) {
 }
 
 Database::Database(int warehouses, const Scale &scale, LockManager &locks, BufferPool &pool,
-                   Wal &wal)
-    : warehouses_(warehouses), scale_(scale), locks_(locks), pool_(pool), wal_(wal),
+                   Wal &wal, Mix mix)
+    : warehouses_(warehouses), scale_(scale), mix_(mix), locks_(locks), pool_(pool), wal_(wal),
       warehouse_ytd_(std::size_t(warehouses), 0),
       districts_(std::size_t(warehouses * scale.districts)),
       customers_(std::size_t(warehouses * scale.districts * scale.customers)),
@@ -82,6 +82,8 @@ void Database::generate(Rng &rng, Txn &txn) const {
              : r <= 92 ? TxnType::OrderStatus
              : r <= 96 ? TxnType::Delivery
                        : TxnType::StockLevel;
+  if (mix_ == Mix::PaymentOnly)
+    txn.type = TxnType::Payment;
   txn.w = rng.uniform(0, warehouses_ - 1);
   txn.d = rng.uniform(0, scale_.districts - 1);
   txn.c = rng.skewed(0, scale_.customers - 1);
@@ -144,11 +146,15 @@ void Database::new_order(Txn &txn) {
 void Database::payment(Txn &txn) {
   int di = txn.w * scale_.districts + txn.d;
   int ci = di * scale_.customers + txn.c;
+  // Each row is read when it is accessed and written back at the end (as a real engine
+  // updates rows it has read): without the locks, concurrent Payments lose updates.
   access(txn, kWarehouse, std::uint64_t(txn.w), LockMode::Exclusive); // the hottest row
+  std::int64_t w_ytd = warehouse_ytd_[std::size_t(txn.w)];
   access(txn, kDistrict, std::uint64_t(di), LockMode::Exclusive);
+  std::int64_t d_ytd = districts_[std::size_t(di)].ytd;
   access(txn, kCustomer, std::uint64_t(ci), LockMode::Exclusive);
-  warehouse_ytd_[std::size_t(txn.w)] += txn.amount;
-  districts_[std::size_t(di)].ytd += txn.amount;
+  warehouse_ytd_[std::size_t(txn.w)] = w_ytd + txn.amount;
+  districts_[std::size_t(di)].ytd = d_ytd + txn.amount;
   customers_[std::size_t(ci)].balance -= txn.amount;
   customers_[std::size_t(ci)].payments++;
   char rec[96];

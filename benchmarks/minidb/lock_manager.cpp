@@ -17,6 +17,8 @@ LockManager::~LockManager() {
 }
 
 void LockManager::acquire(Txn &txn, std::uint64_t row, LockMode mode) {
+  if (policy_ == LockPolicy::None)
+    return;
   for (const LockRequest *r : txn.held)
     if (r->row == row && (r->mode == LockMode::Exclusive || mode == LockMode::Shared))
       return; // already held in this or a stronger mode (callers never upgrade S -> X)

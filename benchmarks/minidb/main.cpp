@@ -27,6 +27,7 @@ struct Options {
   int warehouses = 2;
   int inflight = 0; // 0: = threads (no queueing in the pool)
   LockPolicy policy = LockPolicy::Fcfs;
+  Mix mix = Mix::Tpcc;
   bool fsync = true;
   std::uint64_t seed = 42;
   std::string data_dir; // empty: a fresh directory under $TMPDIR, removed at exit
@@ -41,7 +42,10 @@ static const char kUsage[] =
     "  --txns N           transactions to run (default 3000)\n"
     "  --warehouses N     warehouses; fewer = hotter rows (default 2)\n"
     "  --inflight N       transactions the client keeps outstanding (default = threads)\n"
-    "  --lock-policy P    fcfs | vats (oldest transaction first) (default fcfs)\n"
+    "  --lock-policy P    fcfs | vats (oldest transaction first) (default fcfs);\n"
+    "                     none = no row locks (testing the consistency check; needs\n"
+    "                     --mix payment)\n"
+    "  --mix M            tpcc (45/43/4/4/4) | payment (Payments only) (default tpcc)\n"
     "  --fsync on|off     fsync the log at commit (default on)\n"
     "  --seed S           workload seed (default 42)\n"
     "  --data-dir DIR     where the data file and log go (default: a temp dir, removed)\n"
@@ -94,8 +98,12 @@ static bool parse_options(int argc, char **argv, Options &o) {
       ok = parse_int(v, 0, 1000000, o.io_us);
     else if (a == "--lock-policy") {
       std::string p = v;
-      ok = p == "fcfs" || p == "vats";
-      o.policy = p == "vats" ? LockPolicy::Vats : LockPolicy::Fcfs;
+      ok = p == "fcfs" || p == "vats" || p == "none";
+      o.policy = p == "vats" ? LockPolicy::Vats : p == "none" ? LockPolicy::None : LockPolicy::Fcfs;
+    } else if (a == "--mix") {
+      std::string p = v;
+      ok = p == "tpcc" || p == "payment";
+      o.mix = p == "payment" ? Mix::PaymentOnly : Mix::Tpcc;
     } else if (a == "--fsync") {
       std::string p = v;
       ok = p == "on" || p == "off";
@@ -117,6 +125,11 @@ static bool parse_options(int argc, char **argv, Options &o) {
   }
   if (o.inflight == 0)
     o.inflight = o.threads;
+  if (o.policy == LockPolicy::None && o.mix != Mix::PaymentOnly) {
+    std::fprintf(stderr, "minidb: --lock-policy none needs --mix payment (other transaction "
+                         "types would race on shared containers)\n");
+    return false;
+  }
   return true;
 }
 
@@ -280,7 +293,7 @@ static int run(const Options &o) {
     Wal wal(log_path, o.fsync);
     if (!pool.ok() || !wal.ok())
       return 1;
-    Database db(o.warehouses, Scale{}, locks, pool, wal);
+    Database db(o.warehouses, Scale{}, locks, pool, wal, o.mix);
 
     // The workload is fixed by the seed: every parameter is drawn before the run.
     std::vector<std::unique_ptr<Txn>> txns;
@@ -337,7 +350,7 @@ static int run(const Options &o) {
                 "secs=%.3f tps=%.1f p50_us=%.1f p99_us=%.1f max_us=%.1f mean_us=%.1f "
                 "var_us2=%.1f lockwait_mean_us=%.1f lockwait_share=%.3f log_flushes=%llu page_misses=%llu "
                 "consistent=%s\n",
-                o.txns, o.threads, o.warehouses, o.policy == LockPolicy::Vats ? "vats" : "fcfs",
+                o.txns, o.threads, o.warehouses, o.policy == LockPolicy::Vats ? "vats" : o.policy == LockPolicy::None ? "none" : "fcfs",
                 o.fsync ? "on" : "off", static_cast<unsigned long long>(o.seed), secs,
                 double(o.txns) / secs, s.p50, s.p99, s.max, s.mean, s.var,
                 ws.mean, s.var > 0 ? cov_wait / s.var : 0.0, static_cast<unsigned long long>(wal.flushes()),

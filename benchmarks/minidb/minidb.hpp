@@ -52,7 +52,10 @@ constexpr int kTxnTypes = 5;
 const char *txn_type_name(TxnType t);
 
 enum class LockMode { Shared, Exclusive };
-enum class LockPolicy { Fcfs, Vats };
+// None takes no row locks at all: a deliberately broken build for testing the consistency
+// check (only with the Payment-only mix; other types would race on shared vectors).
+enum class LockPolicy { Fcfs, Vats, None };
+enum class Mix { Tpcc, PaymentOnly };
 
 // Row identifiers: table code in the high bits, key below. Tables are ordered so that
 // acquiring locks in ascending row id order (warehouse < district < customer < stock)
@@ -196,7 +199,8 @@ struct Order {
 // fixes its page in the buffer pool and runs under a row lock.
 class Database {
 public:
-  Database(int warehouses, const Scale &scale, LockManager &locks, BufferPool &pool, Wal &wal);
+  Database(int warehouses, const Scale &scale, LockManager &locks, BufferPool &pool, Wal &wal,
+           Mix mix = Mix::Tpcc);
   // Fills `txn` with random parameters of a random type (TPC-C mix 45/43/4/4/4).
   void generate(Rng &rng, Txn &txn) const;
   // Runs `txn` to commit (strict 2PL: locks held until the log is durable).
@@ -232,6 +236,7 @@ private:
 
   int warehouses_;
   Scale scale_;
+  Mix mix_;
   LockManager &locks_;
   BufferPool &pool_;
   Wal &wal_;

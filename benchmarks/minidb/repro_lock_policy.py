@@ -36,7 +36,11 @@ def t95(df: int) -> float:
 
 
 def find_minidb(given):
-    candidates = [given] if given else []
+    """The binary to run: `given` if set (None when it is not an executable), else the
+    first of $VPROF_BUILD_DIR's, build/'s and build-programs/'s minidb that exists."""
+    if given:
+        return pathlib.Path(given) if os.path.isfile(given) and os.access(given, os.X_OK) else None
+    candidates = []
     if os.environ.get("VPROF_BUILD_DIR"):
         candidates.append(pathlib.Path(os.environ["VPROF_BUILD_DIR"]) / "benchmarks/minidb/minidb")
     candidates += [ROOT / "build/benchmarks/minidb/minidb",

@@ -130,6 +130,35 @@ def test_minidb_is_consistent_under_both_lock_policies(built, tmp_path, policy):
     assert (tmp_path / "db" / "minidb.wal").stat().st_size > 0
 
 
+def test_minidb_consistency_check_catches_missing_locks(built):
+    # Without row locks, concurrent Payments lose updates of the warehouse and district
+    # totals; the end-of-run check must notice (the same mix with locks is consistent).
+    exe = str(programs.minidb_cmake_binary(built))
+    broken = subprocess.run([exe, "--lock-policy", "none", "--mix", "payment", "--txns", "2000",
+                             "--fsync", "off"], capture_output=True, text=True)
+    assert broken.returncode == 1
+    assert "consistent=no" in broken.stdout and "INCONSISTENT" in broken.stderr
+    ok = programs.run_minidb(exe, ["--mix", "payment", "--txns", "1000", "--fsync", "off"])
+    assert ok["consistent"] == "yes"
+
+
+def test_repro_lock_policy_script_writes_table_and_plot(built, tmp_path):
+    script = programs.MINIDB_DIR / "repro_lock_policy.py"
+    proc = subprocess.run([sys.executable, str(script), "--minidb",
+                           str(programs.minidb_cmake_binary(built)), "--reps", "2", "--svg",
+                           "--out-dir", str(tmp_path), "--", "--txns", "200", "--fsync", "off"],
+                          capture_output=True, text=True)
+    assert proc.returncode == 0, proc.stderr
+    table = (tmp_path / "lock_policy.md").read_text()
+    rows = [l for l in table.splitlines() if l.startswith("| ")]
+    assert [r.split("|")[1].strip() for r in rows[1:]] == ["fcfs", "vats", "vats / fcfs"]
+    svg = (tmp_path / "lock_policy.svg").read_text()
+    assert svg.startswith("<svg") and svg.count("<rect") == 7  # background + 3 x 2 bars
+    bad = subprocess.run([sys.executable, str(script), "--minidb", str(tmp_path / "nope")],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "no minidb binary" in bad.stderr
+
+
 def test_minidb_workload_is_fixed_by_the_seed(built):
     exe = programs.minidb_cmake_binary(built)
 
@@ -145,6 +174,7 @@ def test_minidb_workload_is_fixed_by_the_seed(built):
 
 
 @pytest.mark.parametrize("args", [["--lock-policy", "lifo"], ["--threads", "0"],
+                                  ["--lock-policy", "none"], ["--mix", "neworder"],
                                   ["--fsync", "maybe"], ["--warehouses"], ["--nope", "1"]])
 def test_minidb_rejects_bad_arguments(built, args):
     proc = subprocess.run([str(programs.minidb_cmake_binary(built)), *args],
