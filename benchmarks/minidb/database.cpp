@@ -189,7 +189,8 @@ void Database::delivery(Txn &txn) {
     District &dist = districts_[std::size_t(d0 + d)];
     if (dist.next_delivery < int(dist.orders.size())) {
       Order &o = dist.orders[std::size_t(dist.next_delivery++)];
-      pool_.fix(page_of(kOrders, std::uint64_t(d0 + d) * 100000 + std::uint64_t(dist.next_delivery)));
+      std::uint64_t key = std::uint64_t(d0 + d) * 100000 + std::uint64_t(dist.next_delivery);
+      pool_.fix(page_of(kOrders, key));
       batch.emplace_back(o.c, &o);
     }
   }

@@ -346,14 +346,17 @@ static int run(const Options &o) {
       cov_wait += (waits[i] - ws.mean) * (all[i] - s.mean);
     cov_wait /= all.size() > 1 ? double(all.size() - 1) : 1.0;
     double secs = double(t1 - t0) / 1e9;
+    const char *policy = o.policy == LockPolicy::Vats   ? "vats"
+                         : o.policy == LockPolicy::None ? "none"
+                                                        : "fcfs";
     std::printf("minidb: txns=%d threads=%d warehouses=%d policy=%s fsync=%s seed=%llu "
                 "secs=%.3f tps=%.1f p50_us=%.1f p99_us=%.1f max_us=%.1f mean_us=%.1f "
-                "var_us2=%.1f lockwait_mean_us=%.1f lockwait_share=%.3f log_flushes=%llu page_misses=%llu "
-                "consistent=%s\n",
-                o.txns, o.threads, o.warehouses, o.policy == LockPolicy::Vats ? "vats" : o.policy == LockPolicy::None ? "none" : "fcfs",
-                o.fsync ? "on" : "off", static_cast<unsigned long long>(o.seed), secs,
-                double(o.txns) / secs, s.p50, s.p99, s.max, s.mean, s.var,
-                ws.mean, s.var > 0 ? cov_wait / s.var : 0.0, static_cast<unsigned long long>(wal.flushes()),
+                "var_us2=%.1f lockwait_mean_us=%.1f lockwait_share=%.3f log_flushes=%llu "
+                "page_misses=%llu consistent=%s\n",
+                o.txns, o.threads, o.warehouses, policy, o.fsync ? "on" : "off",
+                static_cast<unsigned long long>(o.seed), secs, double(o.txns) / secs, s.p50,
+                s.p99, s.max, s.mean, s.var, ws.mean, s.var > 0 ? cov_wait / s.var : 0.0,
+                static_cast<unsigned long long>(wal.flushes()),
                 static_cast<unsigned long long>(pool.misses()), ok ? "yes" : "no");
     std::fflush(stdout);
   }

@@ -26,7 +26,9 @@ public:
   explicit Rng(std::uint64_t seed) : state_(seed) {}
   std::uint64_t next();
   // Uniform integer in [lo, hi].
-  int uniform(int lo, int hi) { return lo + static_cast<int>(next() % std::uint64_t(hi - lo + 1)); }
+  int uniform(int lo, int hi) {
+    return lo + static_cast<int>(next() % std::uint64_t(hi - lo + 1));
+  }
   // TPC-C NURand-like skew: values near the low end are hotter.
   int skewed(int lo, int hi);
 
