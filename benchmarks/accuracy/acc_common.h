@@ -5,6 +5,12 @@
 #ifndef VPROF_ACC_COMMON_H
 #define VPROF_ACC_COMMON_H
 
+/* Every program includes this header first: clock_gettime, mallopt and friends need the
+ * POSIX/GNU declarations even under a strict -std=c11. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+
 #include <math.h>
 #include <stdint.h>
 #include <stdio.h>

@@ -64,13 +64,17 @@ void LockManager::grant_waiters(Head &head) {
   }
   // VATS: waiters by the age of their transaction (earliest start first); stopping at
   // the first incompatible one keeps the oldest from being starved by younger readers.
-  std::vector<LockRequest *> waiters;
+  std::vector<std::pair<std::uint64_t, std::size_t>> order; // (start time, queue position)
+  std::vector<LockRequest *> queued;
   for (LockRequest *r : head.queue)
-    if (!r->granted)
-      waiters.push_back(r);
-  std::stable_sort(waiters.begin(), waiters.end(), [](const LockRequest *a, const LockRequest *b) {
-    return a->txn->start_ns < b->txn->start_ns;
-  });
+    if (!r->granted) {
+      order.emplace_back(r->txn->start_ns, queued.size());
+      queued.push_back(r);
+    }
+  std::sort(order.begin(), order.end()); // ties keep queue order
+  std::vector<LockRequest *> waiters;
+  for (const auto &o : order)
+    waiters.push_back(queued[o.second]);
   for (LockRequest *r : waiters)
     if (!try_grant(r))
       break;
