@@ -111,7 +111,7 @@ struct Delta {
 struct Thread {
   const trace::Stream *stream = nullptr;
   const vprof_record *recs = nullptr;
-  std::size_t n = 0, pos = 0, next_sync = 0;
+  std::size_t n = 0, pos = 0, next_sync = 0, released = 0;
   std::int64_t off = 0; // stream base - run base
   std::uint64_t base = 0;
   std::uint32_t pid = 0;
@@ -207,6 +207,15 @@ public:
 private:
   // ---- node table -------------------------------------------------------------
   std::uint32_t child(std::uint32_t parent, std::uint64_t label) {
+    std::uint64_t key = (std::uint64_t(parent) << 34) | label;
+    auto &slot = child_cache_[(key * 0x9e3779b97f4a7c15ull) >> 52];
+    if (slot.key == key)
+      return slot.value;
+    std::uint32_t v = child_slow(parent, label);
+    slot = {key, v};
+    return v;
+  }
+  std::uint32_t child_slow(std::uint32_t parent, std::uint64_t label) {
     bool ins;
     auto id = static_cast<std::uint32_t>(nodes_.size());
     std::uint32_t v = child_map_.get_or_insert((std::uint64_t(parent) << 34) | label, id, ins);
@@ -265,6 +274,8 @@ private:
   }
   // Brings a running thread's accounting to time t (t >= last_t).
   void advance(Thread &th, std::int64_t t) {
+    if (th.trunc_cursor < trunc_base_)
+      th.trunc_cursor = trunc_base_;
     if (!th.started) {
       th.started = true;
       th.t0 = th.last_t = t;
@@ -277,6 +288,12 @@ private:
       return;
     }
     std::uint64_t end = trunc_base_ + truncs_.size();
+    if (th.trunc_cursor == end) { // fast path: no truncation point since the last event
+      if (t > th.last_t)
+        add_local(th, th.cur(), t - th.last_t);
+      th.last_t = t;
+      return;
+    }
     while (th.trunc_cursor < end && truncs_[th.trunc_cursor - trunc_base_] < th.last_t)
       ++th.trunc_cursor;
     if (th.trunc_cursor < end && truncs_[th.trunc_cursor - trunc_base_] <= t) {
@@ -423,8 +440,13 @@ private:
   EngineOutput out_;
   std::vector<NodeDef> nodes_;
   FlatMap child_map_, compose_map_;
+  struct CacheSlot {
+    std::uint64_t key = ~0ull;
+    std::uint32_t value = 0;
+  };
+  std::vector<CacheSlot> child_cache_ = std::vector<CacheSlot>(4096);
   std::vector<Thread> threads_;
-  std::deque<std::int64_t> truncs_;
+  std::vector<std::int64_t> truncs_; // truncation times, index = absolute - trunc_base_
   std::uint64_t trunc_base_ = 0;
   std::unordered_map<ObjKey, Releases, ObjKeyHash> releases_;
   std::unordered_map<ObjKey, std::deque<Send>, ObjKeyHash> sends_;
@@ -447,6 +469,14 @@ void Engine::run_probes(Thread &th, std::size_t stop, std::int64_t until) {
     probe(th, vprof_record_kind_of(&r), r.arg, t);
   }
   th.pos = i;
+  // Records before pos are never read again: give their pages back (every 1 MiB), keeping
+  // 256 KiB behind pos mapped so the kernel's fault-around (64 KiB windows) never maps
+  // released pages in again.
+  constexpr std::size_t kLag = 1u << 14;
+  if (th.pos - th.released >= (1u << 16) + kLag) {
+    th.stream->release_pages(th.released, th.pos - kLag);
+    th.released = th.pos - kLag;
+  }
 }
 
 void Engine::ensure_closed(std::int32_t ti, std::int64_t hi) {
@@ -771,13 +801,14 @@ void Engine::prune(std::int64_t now) {
       ++th.delta_base;
     }
     chunks += th.chunks.size();
-    if (th.pos < th.n)
+    if (th.pos < th.n && th.started)
       min_cursor = std::min(min_cursor, th.trunc_cursor);
   }
   out_.peak_chunks = std::max(out_.peak_chunks, chunks);
-  while (trunc_base_ < min_cursor && !truncs_.empty()) {
-    truncs_.pop_front();
-    ++trunc_base_;
+  if (min_cursor > trunc_base_) {
+    std::size_t drop = std::min<std::size_t>(truncs_.size(), min_cursor - trunc_base_);
+    truncs_.erase(truncs_.begin(), truncs_.begin() + static_cast<std::ptrdiff_t>(drop));
+    trunc_base_ += drop;
   }
 }
 

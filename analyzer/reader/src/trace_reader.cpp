@@ -3,6 +3,7 @@
 #include "vprof/trace_reader.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -52,6 +53,16 @@ const char *kind_name(unsigned kind) {
   case VPROF_REC_WAKE: return "WAKE";
   default: return nullptr;
   }
+}
+
+bool kind_known(unsigned kind) {
+  static const auto table = [] {
+    std::array<bool, 256> t{};
+    for (unsigned k = 0; k < 256; ++k)
+      t[k] = kind_name(k) != nullptr;
+    return t;
+  }();
+  return kind < 256 && table[kind];
 }
 
 namespace {
@@ -139,16 +150,59 @@ Stream::Stream(const std::filesystem::path &file) {
   records_ = reinterpret_cast<const vprof_record *>(static_cast<const char *>(m) +
                                                      VPROF_STREAM_HEADER_SIZE);
   std::size_t n = static_cast<std::size_t>(h.capacity_records);
+  // Validate through pread in windows rather than through the mapping: opening a large
+  // trace must neither make the file resident nor fault every page twice.
+  constexpr std::size_t kWindow = (4u << 20) / VPROF_RECORD_SIZE;
+  std::vector<vprof_record> buf(std::min(n, kWindow));
+  int vfd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  if (vfd < 0)
+    fail(0, std::string("cannot open: ") + std::strerror(errno));
   std::size_t i = 0;
-  for (; i < n; ++i) {
-    unsigned k = vprof_record_kind_of(&records_[i]);
-    if (k == VPROF_REC_NONE)
-      break;
-    if (!kind_known(k))
-      fail(offset_of(i), "record with unknown kind " + std::to_string(k));
+  bool end = false;
+  for (std::size_t w = 0; w < n && !end; w += kWindow) {
+    std::size_t cnt = std::min(n - w, kWindow);
+    std::size_t want = cnt * VPROF_RECORD_SIZE, got = 0;
+    while (got < want) {
+      ssize_t r = ::pread(vfd, reinterpret_cast<char *>(buf.data()) + got, want - got,
+                          static_cast<off_t>(offset_of(w) + got));
+      if (r <= 0)
+        break;
+      got += static_cast<std::size_t>(r);
+    }
+    if (got < want) {
+      ::close(vfd);
+      fail(offset_of(w) + got, "cannot read records (file shrank?)");
+    }
+    for (std::size_t j = 0; j < cnt; ++j) {
+      unsigned k = vprof_record_kind_of(&buf[j]);
+      if (k == VPROF_REC_NONE) {
+        end = true;
+        i = w + j;
+        break;
+      }
+      if (!kind_known(k)) {
+        ::close(vfd);
+        fail(offset_of(w + j), "record with unknown kind " + std::to_string(k));
+      }
+    }
+    if (!end)
+      i = w + cnt;
   }
+  ::close(vfd);
   count_ = i;
   ::madvise(m, size, MADV_SEQUENTIAL);
+}
+
+void Stream::release_pages(std::size_t begin, std::size_t end) const {
+  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  if (!map_ || end <= begin)
+    return;
+  std::size_t lo = static_cast<std::size_t>(offset_of(begin)), hi = static_cast<std::size_t>(offset_of(end));
+  hi = std::min(hi, map_size_);
+  lo = (lo + page - 1) / page * page;
+  hi -= hi % page;
+  if (hi > lo)
+    ::madvise(static_cast<char *>(map_) + lo, hi - lo, MADV_DONTNEED);
 }
 
 Stream::~Stream() {

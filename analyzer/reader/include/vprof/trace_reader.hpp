@@ -35,7 +35,7 @@ private:
 // The name of a record kind ("ENTER", "LOCK_WAIT" …), or nullptr for a kind the format
 // does not define (0 included).
 const char *kind_name(unsigned kind);
-inline bool kind_known(unsigned kind) { return kind_name(kind) != nullptr; }
+bool kind_known(unsigned kind);
 
 // The decoded stream header.
 struct StreamInfo {
@@ -74,6 +74,10 @@ public:
   static std::uint64_t offset_of(std::size_t i) {
     return VPROF_STREAM_HEADER_SIZE + static_cast<std::uint64_t>(i) * VPROF_RECORD_SIZE;
   }
+  // Drops the resident pages that lie wholly within records [begin, end) from this
+  // process (they are read again from the file if touched later). Streaming consumers
+  // call it so that resident memory does not grow with the trace size.
+  void release_pages(std::size_t begin, std::size_t end) const;
   // Ticks since this stream's base_ticks: (ticks - base_ticks) mod 2^56.
   std::uint64_t relative_ticks(const vprof_record &r) const {
     return (vprof_record_ticks(&r) - info_.base_ticks) & VPROF_TICKS_MASK;
