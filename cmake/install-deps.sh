@@ -12,6 +12,7 @@ PKGS=(
   libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest
+  libclang-rt-19-dev  # libFuzzer + sanitizers for analyzer/fuzz/run.sh
 )
 
 missing=()

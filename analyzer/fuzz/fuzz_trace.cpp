@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -17,14 +18,21 @@
 
 namespace {
 
+std::filesystem::path g_dir;
+
+void remove_work_dir() {
+  std::error_code ec;
+  std::filesystem::remove_all(g_dir, ec);
+}
+
 std::filesystem::path work_dir() {
-  static std::filesystem::path dir = [] {
+  if (g_dir.empty()) {
     std::filesystem::path base = std::filesystem::exists("/dev/shm") ? "/dev/shm" : "/tmp";
-    auto d = base / ("vprof-fuzz-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    return d;
-  }();
-  return dir;
+    g_dir = base / ("vprof-fuzz-" + std::to_string(::getpid()));
+    std::filesystem::create_directories(g_dir);
+    std::atexit(remove_work_dir);
+  }
+  return g_dir;
 }
 
 void put(const std::filesystem::path &p, const std::uint8_t *data, std::size_t n) {
