@@ -18,6 +18,7 @@ Command line (for humans and scripts):
 from __future__ import annotations
 
 import dataclasses
+import json
 import os
 import pathlib
 import re
@@ -117,6 +118,37 @@ class Program:
         args += [f"{k}={v}" for k, v in (make_vars or {}).items()]
         subprocess.run(args, check=True, capture_output=True, text=True)
         return pathlib.Path(out) / f"{self.name}.compdb"
+
+    def write_project(self, project: pathlib.Path, depth: int = 1, k: int = 3,
+                      iterations: int = 6, extra_args: Sequence[str] = ()) -> pathlib.Path:
+        """Makes `project` a vprof project for this program: compile database in
+        project/<name>.compdb/, and project/vprof.toml whose build command compiles with
+        the Makefile into project/bin (CC/CXX from the environment: the vprof wrappers)
+        and whose workload writes the program's output to project/truth.txt (read it
+        back with `read_truth`). Returns the path of vprof.toml."""
+        project = pathlib.Path(project).resolve()
+        project.mkdir(parents=True, exist_ok=True)
+        compdb = self.compdb(project)
+        exe = project / "bin" / self.name
+        args = " ".join(["--truth", *extra_args])
+        toml = "\n".join([
+            f"# vprof project for the accuracy program {self.name} (tests/accuracy/programs.py)",
+            f"compile_commands = {json.dumps(str(compdb / 'compile_commands.json'))}",
+            "roots = [" + ", ".join(json.dumps(r) for r in self.roots) + "]",
+            f"depth = {depth}", f"k = {k}", f"iterations = {iterations}",
+            "build = " + json.dumps(f"make -C {ACCURACY_DIR} OUT={project / 'bin'} "
+                                    f"--always-make {self.name}"),
+            "workload = " + json.dumps(f"ACC_IO_DIR={project} {exe} {args} "
+                                       f"> {project / 'truth.txt'}"),
+            ""])
+        (project / "vprof.toml").write_text(toml)
+        return project / "vprof.toml"
+
+    @staticmethod
+    def read_truth(project: pathlib.Path) -> Optional[dict]:
+        """The truth line of the last workload run of a project made by write_project."""
+        path = pathlib.Path(project) / "truth.txt"
+        return parse_kv_line(path.read_text(), "truth") if path.exists() else None
 
     def run(self, binary: pathlib.Path, args: Sequence[str] = (),
             env: Optional[Mapping[str, str]] = None, cwd: Optional[pathlib.Path] = None,

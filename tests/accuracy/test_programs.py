@@ -89,7 +89,7 @@ def test_realised_share_matches_construction(built, tmp_path, name):
         if p.analytic_share is None and share >= p.min_share:
             return
     if _machine_overloaded():
-        pytest.skip(f"load average {os.getloadavg()[0]:.1f}: shares {shares} not judged")
+        pytest.skip(f"{name}: load average {os.getloadavg()[0]:.1f}: shares {shares} not judged")
     pytest.fail(f"{name}: realised shares {shares}, expected "
                 f"{p.analytic_share if p.analytic_share is not None else '>= %s' % p.min_share}")
 
@@ -220,3 +220,17 @@ def test_annotated_minidb_runs_with_the_runtime(built, tmp_path):
                             env={"VPROF_TRACE_DIR": str(trace)})
     assert s["consistent"] == "yes"
     assert any(trace.iterdir())
+
+
+def test_write_project_gives_a_runnable_vprof_config(tmp_path):
+    import tomllib
+    p = BY_NAME["callback"]
+    cfg = tomllib.loads(p.write_project(tmp_path, depth=2).read_text())
+    assert cfg["roots"] == list(p.roots) and cfg["depth"] == 2
+    db = json.loads(pathlib.Path(cfg["compile_commands"]).read_text())
+    assert pathlib.Path(db[0]["file"]).name == "callback.c"
+    subprocess.run(cfg["build"], shell=True, check=True, capture_output=True)
+    subprocess.run(cfg["workload"].replace("--truth", "--truth --intervals 20"), shell=True,
+                   check=True)
+    truth = programs.Program.read_truth(tmp_path)
+    assert truth["program"] == "callback" and truth["cause"] == "cb_on_message"
