@@ -83,6 +83,7 @@ class Program:
     run_cmd: str
     analytic_share: Optional[float] = None
     wait: Optional[str] = None
+    waker_roots: tuple = ()
 
     @property
     def cmake_target(self) -> str:
@@ -178,7 +179,8 @@ def load_programs(manifest: pathlib.Path = MANIFEST) -> list[Program]:
                 roots=tuple(e["roots"]), cause=tuple(e["cause"]), kind=e["kind"],
                 via=e["via"], depth=int(e["depth"]), min_share=float(e["min_share"]),
                 intervals=int(e["intervals"]), build=e["build"], run_cmd=e["run"],
-                analytic_share=e.get("analytic_share"), wait=e.get("wait")))
+                analytic_share=e.get("analytic_share"), wait=e.get("wait"),
+                waker_roots=tuple(e.get("waker_roots", ()))))
         except KeyError as missing:
             raise ValueError(f"{manifest}: program #{i + 1}: missing key {missing}") from None
     return programs

@@ -44,10 +44,10 @@ def test_manifest_describes_the_sources():
     for p in PROGRAMS:
         assert p.kind in ("var", "cov") and len(p.cause) == (2 if p.kind == "cov" else 1)
         assert p.via in ("call", "wakeup", "handoff")
-        assert (p.via == "wakeup") == (p.wait is not None), p.name
+        assert (p.via == "wakeup") == (p.wait is not None) == bool(p.waker_roots), p.name
         assert p.analytic_share is None or 0 < p.analytic_share < 1
         text = "".join(s.read_text() for s in p.source_paths())
-        for fn in p.cause + p.roots:
+        for fn in p.cause + p.roots + p.waker_roots:
             assert re.search(r"\b%s\s*\(" % re.escape(fn.split("::")[-1]), text), (p.name, fn)
         assert re.search(r"\b%s\b" % p.name, cmake) and re.search(r"\b%s\b" % p.name, make)
         assert "VPROF_INTERVAL_BEGIN" in text or "VPROF_SCOPED_INTERVAL" in text
