@@ -151,6 +151,15 @@ AnalysisResult analyze(const std::filesystem::path &trace_dir, ws::Database *db,
 
 AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const AnalyzeOptions &opt) {
   detail::EngineOptions eopt;
+  if (db) {
+    auto st = db->prepare("SELECT id, function FROM sites WHERE id >= 0 AND id < 16777216");
+    while (st.step()) {
+      auto id = static_cast<std::size_t>(st.int64(0));
+      if (id >= eopt.site_function.size())
+        eopt.site_function.resize(id + 1, 0);
+      eopt.site_function[id] = st.int64(1);
+    }
+  }
   EngineOutput eo = detail::run_engine(tr, eopt);
   AnalysisResult res;
   res.trace_dir = tr.dir().string();

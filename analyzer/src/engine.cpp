@@ -332,6 +332,16 @@ private:
         th.stack.pop_back();
         ++out_.abandoned_frames;
       }
+      // Same depth: the same (site, depth) cannot be open twice, and a frame of another
+      // function at this depth is a dead sibling (when the site table tells functions).
+      while (!th.stack.empty() && th.stack.back().depth == depth) {
+        std::uint32_t open_site = th.stack.back().site;
+        std::int64_t fo = fn_of(open_site), fn = fn_of(site);
+        if (open_site != site && (fo == 0 || fn == 0 || fo == fn))
+          break;
+        th.stack.pop_back();
+        ++out_.abandoned_frames;
+      }
       if (th.stack.size() >= opt_.max_stack) {
         ++out_.unmatched_exits;
         return;
@@ -360,6 +370,10 @@ private:
       out_.abandoned_frames += th.stack.size() - found - 1;
       th.stack.resize(found);
     }
+  }
+
+  std::int64_t fn_of(std::uint32_t site) const {
+    return site < opt_.site_function.size() ? opt_.site_function[site] : 0;
   }
 
   void begin_wait(Thread &th, std::int64_t t, WaitKind k) {

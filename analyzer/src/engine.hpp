@@ -60,6 +60,10 @@ struct EngineOutput {
 struct EngineOptions {
   std::uint32_t max_nodes = 1u << 22;
   std::uint32_t max_stack = 4096;
+  // site id -> function id (0 = unknown), from the workspace site table when available:
+  // lets an ENTER at depth d close an open frame of another function at the same depth
+  // (a sibling abandoned by longjmp; docs/trace-format.md, "Frame depth and longjmp").
+  std::vector<std::int64_t> site_function;
 };
 
 // Throws AnalysisError (see analyzer.hpp) when a limit is exceeded.

@@ -325,3 +325,43 @@ TEST(CriticalPath, ChainedWaitsNest) {
                                       {"/wait:mutex/s2/wait:mutex", 5},
                                       {"/wait:mutex/s2/wait:mutex/s3", 25}}));
 }
+
+TEST(CriticalPath, SameDepthSiblingOfAnotherFunctionIsClosed) {
+  // f (site 1 body, depth 1) calls g (body site 2, depth 2), g longjmps back into f, and f
+  // then calls h (body site 3) from the same stack position: depth 2 again.
+  auto dir = fresh_dir("samedepth");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 0, 1)
+      .enter(2, 10, 2)
+      .enter(3, 30, 2)
+      .exit(3, 40, 2)
+      .exit(1, 50, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 50);
+  b.write(dir);
+  auto tr = vprof::trace::Trace::open(dir);
+  EngineOptions opt;
+  opt.site_function = {0, 100, 200, 300}; // three different functions
+  auto eo = run_engine(tr, opt);
+  EXPECT_EQ(eo.abandoned_frames, 1u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/s1", 20}, {"/s1/s2", 20}, {"/s1/s3", 10}}));
+  // without the site table the open g frame stays (h nests under it)
+  auto eo2 = run_engine(tr, {});
+  EXPECT_EQ(self_times(eo2, 0), (Times{{"/s1", 10}, {"/s1/s2", 30}, {"/s1/s2/s3", 10}}));
+}
+
+TEST(CriticalPath, EqualSiteAndDepthReentryClosesTheOldFrame) {
+  auto dir = fresh_dir("reenter");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(4, 0, 2)
+      .enter(4, 10, 2) // the first activation was abandoned
+      .exit(4, 30, 2)
+      .emit(VPROF_REC_INTERVAL_END, 1, 40);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.abandoned_frames, 1u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 10}, {"/s4", 30}}));
+}
