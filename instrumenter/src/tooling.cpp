@@ -85,6 +85,8 @@ bool run_action(const CompileCommand &cmd, const ParseOptions &opt,
   c.CommandLine = tool_args(cmd, opt);
   SingleDb db(c);
   tooling::ClangTool tool(db, {cmd.file});
+  for (const auto &[path, text] : opt.virtual_files)
+    tool.mapVirtualFile(path, text);
   IgnoringDiagConsumer ignore;
   if (opt.quiet)
     tool.setDiagnosticConsumer(&ignore);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <iosfwd>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -44,6 +45,9 @@ private:
 struct ParseOptions {
   std::vector<std::string> extra_args; // appended to every compile command
   bool quiet = false;                  // no progress lines / diagnostics on stderr
+  // Files served from memory instead of disk (absolute path -> contents), for tests and
+  // editors; the source files on disk are never read for these paths.
+  std::map<std::string, std::string> virtual_files;
 };
 
 struct ScanStats {
