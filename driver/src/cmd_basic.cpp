@@ -53,8 +53,6 @@ int run_config(Context &ctx) {
       o << quoted(c.build);
     else if (name == "workload")
       o << quoted(c.workload);
-    else if (name == "label")
-      o << quoted(c.label);
     else if (name == "bootstrap")
       o << c.bootstrap;
     else if (name == "seed")

@@ -11,13 +11,25 @@ int run_run(Context &);
 void setup_clean(CLI::App &, Context &);
 int run_clean(Context &);
 
+#ifdef VPROF_HAVE_PIPELINE
+const std::vector<Command> &pipeline_commands();
+#endif
+
 const std::vector<Command> &commands() {
-  static const std::vector<Command> table = {
+  static const std::vector<Command> table = [] {
+    std::vector<Command> t;
+#ifdef VPROF_HAVE_PIPELINE
+    t = pipeline_commands();
+#endif
+    std::vector<Command> basic = {
       {"run", "run a command with tracing on; its trace goes to .vprof/traces/", setup_run, run_run},
       {"config", "show the effective settings (vprof.toml merged with flags) and every key",
        setup_config, run_config},
       {"clean", "remove traces (and with --all the whole workspace)", setup_clean, run_clean},
-  };
+    };
+    t.insert(t.end(), basic.begin(), basic.end());
+    return t;
+  }();
   return table;
 }
 
@@ -43,8 +55,6 @@ void add_plan_flags(CLI::App &sub, Context &ctx) {
 }
 
 void add_analyze_flags(CLI::App &sub, Context &ctx) {
-  mark(sub.add_option("--label", ctx.cfg.label, "analyse only intervals with this label [label]"),
-       ctx, "label");
   mark(sub.add_option("--bootstrap", ctx.cfg.bootstrap, "bootstrap resamples [bootstrap]")
            ->check(CLI::Range(0, 100000)),
        ctx, "bootstrap");

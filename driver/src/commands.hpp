@@ -46,7 +46,7 @@ const std::vector<Command> &commands();
 
 // Flags for config keys, shared by the subcommands that use them.
 void add_plan_flags(CLI::App &sub, Context &ctx);     // --compile-commands --root --depth
-void add_analyze_flags(CLI::App &sub, Context &ctx);  // --label --bootstrap --seed --min-intervals
+void add_analyze_flags(CLI::App &sub, Context &ctx);  // --bootstrap --seed --min-intervals
 void add_loop_flags(CLI::App &sub, Context &ctx);     // --k --iterations --build --workload
 
 } // namespace vprof::driver

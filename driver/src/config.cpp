@@ -18,7 +18,6 @@ const std::vector<ConfigKey> &config_keys() {
       {"iterations", "iteration budget of `vprof loop` (default 5)"},
       {"build", "shell command that builds the program; CC/CXX point at the vprof wrappers"},
       {"workload", "shell command that runs the workload; VPROF_TRACE_DIR is set"},
-      {"label", "analyse only intervals with this label (default: all, and each label apart)"},
       {"bootstrap", "bootstrap resamples for the confidence intervals of shares (default 200)"},
       {"seed", "random seed of the bootstrap (default 1)"},
       {"min_intervals", "a run with fewer intervals is an error (default 30)"},
@@ -76,7 +75,7 @@ void load_config(const fs::path &file, Config &cfg) {
     if (!known.count(name))
       throw UsageError(where(file, node) + ": unknown key '" + name +
                        "' (known: compile_commands, roots, depth, k, iterations, build, workload, "
-                       "label, bootstrap, seed, min_intervals)");
+                       "bootstrap, seed, min_intervals)");
     if (name == "compile_commands")
       cfg.compile_commands = get<std::string>(file, key, node, "a string");
     else if (name == "roots") {
@@ -100,8 +99,6 @@ void load_config(const fs::path &file, Config &cfg) {
       cfg.build = get<std::string>(file, key, node, "a string");
     else if (name == "workload")
       cfg.workload = get<std::string>(file, key, node, "a string");
-    else if (name == "label")
-      cfg.label = get<std::string>(file, key, node, "a string");
     else if (name == "bootstrap")
       cfg.bootstrap = get_positive(file, key, node, 0);
     else if (name == "seed")

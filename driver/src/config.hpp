@@ -35,7 +35,6 @@ struct Config {
   int iterations = 5;                     // iteration budget of `vprof loop`
   std::string build;                      // shell command that builds the target
   std::string workload;                   // shell command that runs the workload
-  std::string label;                      // analyse only intervals with this label
   int bootstrap = 200;                    // bootstrap resamples for share intervals
   std::uint64_t seed = 1;                 // bootstrap seed
   int min_intervals = 30;                 // fewer intervals in a run is an error

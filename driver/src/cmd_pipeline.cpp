@@ -1,0 +1,438 @@
+// The profiling subcommands: init, instrument, export, analyze, report, expand, loop.
+// Each is a thin front-end over vprof::instr and vprof::analyzer.
+#include "commands.hpp"
+#include "pipeline.hpp"
+
+#include "vprof/analyzer.hpp"
+#include "vprof/instrumenter.hpp"
+#include "vprof/trace_reader.hpp"
+#include "vprof/workspace.hpp"
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace vprof::driver {
+namespace fs = std::filesystem;
+
+namespace {
+
+// Opens the workspace of the project; `create` allows a new one (only `vprof init`).
+std::unique_ptr<ws::Database> open_workspace(const Context &ctx, bool create) {
+  fs::path db = ctx.cfg.database();
+  if (!create && !fs::exists(db))
+    throw InputError("no workspace at " + db.string() + ": run `vprof init` in " +
+                     ctx.cfg.root.string() + " first (or pass -C <project>)");
+  try {
+    return std::make_unique<ws::Database>(db);
+  } catch (const ws::Error &e) {
+    throw InputError(e.what());
+  }
+}
+
+int require_plan(ws::Database &db) {
+  int it = current_iteration(db);
+  if (it < 0)
+    throw InputError("the workspace has no plan: run `vprof init` first");
+  return it;
+}
+
+instr::CompileDb load_compile_db(const Context &ctx) {
+  if (ctx.cfg.compile_commands.empty())
+    throw UsageError("no compile database: set `compile_commands` in vprof.toml or pass "
+                     "--compile-commands (CMake writes one with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; "
+                     "for make, run it under `bear --`)");
+  fs::path p = ctx.cfg.resolve(ctx.cfg.compile_commands);
+  try {
+    return instr::CompileDb::load(p);
+  } catch (const std::exception &e) {
+    throw InputError(e.what());
+  }
+}
+
+std::string ms(double ns) {
+  char buf[64];
+  if (ns >= 1e6)
+    std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+  else
+    std::snprintf(buf, sizeof buf, "%.1f us", ns / 1e3);
+  return buf;
+}
+
+std::string pct(double f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100.0 * f);
+  return buf;
+}
+
+fs::path report_path(const Config &cfg, int iteration, const char *ext) {
+  return cfg.workspace_dir() / "reports" / ("iter-" + std::to_string(iteration) + ext);
+}
+
+void write_file(const fs::path &p, const std::string &text) {
+  fs::create_directories(p.parent_path());
+  std::ofstream out(p, std::ios::trunc);
+  out << text;
+  if (!out)
+    throw std::runtime_error(p.string() + ": cannot write");
+}
+
+int plan_size(ws::Database &db, int iteration) {
+  auto st = db.prepare("SELECT COUNT(*) FROM plans WHERE iteration = ?");
+  st.bind(1, iteration);
+  return st.step() ? static_cast<int>(st.int64(0)) : 0;
+}
+
+analyzer::AnalyzeOptions analyze_options(const Config &cfg) {
+  analyzer::AnalyzeOptions o;
+  o.bootstrap_samples = cfg.bootstrap;
+  o.seed = cfg.seed;
+  return o;
+}
+
+// One line summing up an analysis: intervals, latency, top factor.
+std::string summary_line(const analyzer::AnalysisResult &res) {
+  const auto &g = res.groups.front();
+  std::string line = std::to_string(res.intervals) + " intervals, mean " + ms(g.latency.mean_ns) +
+                     ", p99 " + ms(g.latency.p99_ns) + ", CV " +
+                     std::to_string(g.latency.cv).substr(0, 4);
+  if (!g.factors.empty())
+    line += "; top factor " + g.factors.front().name + " (" + pct(g.factors.front().share) +
+            " of Var(L))";
+  return line;
+}
+
+// Analyzes `trace_dir` as a run of `iteration`, stores it and writes the reports.
+analyzer::AnalysisResult analyze_and_store(const Context &ctx, ws::Database &db,
+                                           const fs::path &trace_dir, int iteration) {
+  analyzer::AnalysisResult res;
+  try {
+    res = analyzer::analyze(trace_dir, &db, analyze_options(ctx.cfg));
+  } catch (const trace::TraceError &e) {
+    throw InputError(e.what());
+  }
+  for (const auto &w : res.warnings)
+    ctx.progress("warning: " + w);
+  if (res.groups.empty() || res.intervals < static_cast<std::uint64_t>(ctx.cfg.min_intervals))
+    throw std::runtime_error(trace_dir.string() + ": " + std::to_string(res.intervals) +
+                             " finished intervals, fewer than min_intervals = " +
+                             std::to_string(ctx.cfg.min_intervals) +
+                             ": does the workload run annotated code (VPROF_INTERVAL_BEGIN/END)?");
+  analyzer::ensure_tables(db);
+  analyzer::store(db, res, iteration);
+  write_file(report_path(ctx.cfg, iteration, ".txt"), analyzer::render_text(res));
+  write_file(report_path(ctx.cfg, iteration, ".json"), analyzer::render_json(res));
+  return res;
+}
+
+// ---- vprof init -----------------------------------------------------------------
+
+void setup_init(CLI::App &sub, Context &ctx) {
+  add_plan_flags(sub, ctx);
+  sub.footer("Creates .vprof/vprof.db, parses every translation unit of the compile database\n"
+             "once to build the static call graph (with heights), and writes the first plan:\n"
+             "the roots (default: functions with interval annotations) and their callees down\n"
+             "to --depth. Running it again rescans and replaces the first plan.");
+}
+
+int run_init(Context &ctx) {
+  instr::CompileDb cdb = load_compile_db(ctx);
+  auto db = open_workspace(ctx, true);
+  db->set_meta("project_root", ctx.cfg.root.string());
+  ctx.progress("scanning " + std::to_string(cdb.commands().size()) + " translation unit(s)");
+  instr::ParseOptions po;
+  po.quiet = ctx.quiet;
+  instr::ScanStats st = instr::scan(*db, cdb, po);
+  ctx.progress("call graph: " + std::to_string(st.functions) + " functions, " +
+               std::to_string(st.calls) + " call edges, height " + std::to_string(st.max_height) +
+               (st.failed ? ", " + std::to_string(st.failed) + " TU(s) failed to parse" : ""));
+  if (st.tus == st.failed)
+    throw InputError("no translation unit of " + ctx.cfg.compile_commands.string() + " could be parsed");
+  instr::PlanOptions plan;
+  plan.roots = ctx.cfg.roots;
+  plan.depth = ctx.cfg.depth;
+  plan.iteration = 0;
+  int n;
+  try {
+    n = instr::plan(*db, plan);
+  } catch (const std::runtime_error &e) {
+    throw UsageError(e.what());
+  }
+  // A new first plan starts the loop over: later plans belong to the old one.
+  db->prepare("DELETE FROM plans WHERE iteration > 0").run();
+  ctx.progress("plan 0: " + std::to_string(n) + " function(s) (" +
+               (ctx.cfg.roots.empty() ? std::string("annotated functions") : "roots") +
+               ", depth " + std::to_string(ctx.cfg.depth) + ")");
+  *ctx.out << "workspace " << ctx.cfg.database().string() << ": " << st.functions
+           << " functions, " << st.calls << " calls, plan 0 has " << n << " functions\n";
+  return st.failed ? kExitFailed : kExitOk;
+}
+
+// ---- vprof instrument -----------------------------------------------------------
+
+std::string g_instr_file;
+int g_instr_iteration = -1;
+
+void setup_instrument(CLI::App &sub, Context &ctx) {
+  add_plan_flags(sub, ctx);
+  sub.add_option("file", g_instr_file, "a source file of the compile database")->required();
+  sub.add_option("--iteration", g_instr_iteration, "plan iteration (default: the newest)");
+  sub.footer("Prints the instrumented text of one source file (what vprof-cc compiles) to\n"
+             "stdout; the file itself is never modified. Refused rewrites are listed on stderr.");
+}
+
+int run_instrument(Context &ctx) {
+  instr::CompileDb cdb = load_compile_db(ctx);
+  auto db = open_workspace(ctx, false);
+  int it = g_instr_iteration >= 0 ? g_instr_iteration : require_plan(*db);
+  const instr::CompileCommand *cmd = cdb.find(fs::absolute(g_instr_file));
+  if (!cmd)
+    throw InputError(g_instr_file + ": not in the compile database " +
+                     ctx.cfg.compile_commands.string());
+  instr::ParseOptions po;
+  po.quiet = ctx.quiet;
+  instr::RewriteResult r = instr::rewrite(*db, *cmd, it, po);
+  if (!r.ok)
+    throw InputError(g_instr_file + ": " + r.error);
+  if (!r.changed) {
+    ctx.progress(g_instr_file + ": nothing of plan " + std::to_string(it) + " is defined here");
+    std::ifstream in(cmd->file);
+    *ctx.out << in.rdbuf();
+    return kExitOk;
+  }
+  *ctx.out << r.output;
+  ctx.progress(g_instr_file + ": " + std::to_string(r.body_sites) + " body and " +
+               std::to_string(r.call_sites) + " call-site probes, " +
+               std::to_string(r.skipped.size()) + " refused");
+  return kExitOk;
+}
+
+// ---- vprof export ---------------------------------------------------------------
+
+std::string g_export_out;
+bool g_export_diff = false;
+int g_export_iteration = -1;
+
+void setup_export(CLI::App &sub, Context &ctx) {
+  add_plan_flags(sub, ctx);
+  auto *out = sub.add_option("--out", g_export_out, "write the instrumented tree into this folder");
+  auto *diff = sub.add_flag("--diff", g_export_diff, "print a unified diff instead");
+  out->excludes(diff);
+  sub.add_option("--iteration", g_export_iteration, "plan iteration (default: the newest)");
+  sub.footer("Instruments every file holding planned functions, per the plan, without touching\n"
+             "the originals: either a copy of the tree (--out) or a diff on stdout (--diff).");
+}
+
+int run_export(Context &ctx) {
+  if (g_export_out.empty() && !g_export_diff)
+    throw UsageError("give --out <folder> or --diff");
+  instr::CompileDb cdb = load_compile_db(ctx);
+  auto db = open_workspace(ctx, false);
+  instr::ExportOptions eo;
+  eo.iteration = g_export_iteration >= 0 ? g_export_iteration : require_plan(*db);
+  eo.parse.quiet = ctx.quiet;
+  if (g_export_diff)
+    eo.diff = ctx.out;
+  else
+    eo.out_dir = fs::absolute(g_export_out);
+  int failed = 0;
+  int n = instr::export_tree(*db, cdb, eo, &failed);
+  ctx.progress("instrumented " + std::to_string(n) + " file(s)" +
+               (g_export_diff ? std::string() : " into " + eo.out_dir.string()) +
+               (failed ? "; " + std::to_string(failed) + " failed" : ""));
+  return failed ? kExitFailed : kExitOk;
+}
+
+// ---- vprof analyze --------------------------------------------------------------
+
+std::string g_analyze_dir;
+int g_analyze_iteration = -1;
+bool g_analyze_json = false;
+
+void setup_analyze(CLI::App &sub, Context &ctx) {
+  add_analyze_flags(sub, ctx);
+  sub.add_option("trace_dir", g_analyze_dir,
+                 "trace directory (default: the newest iteration's, .vprof/traces/iter-N)");
+  sub.add_option("--iteration", g_analyze_iteration,
+                 "the plan iteration the trace belongs to (default: the newest)");
+  sub.add_flag("--json", g_analyze_json, "print the report as JSON");
+  sub.footer("Builds every interval's critical path across threads and processes, the variance\n"
+             "trees and the ranked factors; stores them in the workspace and prints the report.\n"
+             "Works without a workspace too (sites are then named by number).");
+}
+
+int run_analyze(Context &ctx) {
+  std::unique_ptr<ws::Database> db;
+  if (fs::exists(ctx.cfg.database()))
+    db = open_workspace(ctx, false);
+  int it = g_analyze_iteration;
+  if (it < 0 && db)
+    it = std::max(0, current_iteration(*db));
+  fs::path dir = !g_analyze_dir.empty() ? fs::absolute(g_analyze_dir)
+                                        : iteration_trace_dir(ctx.cfg, std::max(it, 0));
+  if (!fs::is_directory(dir))
+    throw InputError(dir.string() + ": no such trace directory");
+  ctx.progress("analyzing " + dir.string());
+  analyzer::AnalysisResult res;
+  if (db) {
+    res = analyze_and_store(ctx, *db, dir, std::max(it, 0));
+  } else {
+    try {
+      res = analyzer::analyze(dir, nullptr, analyze_options(ctx.cfg));
+    } catch (const trace::TraceError &e) {
+      throw InputError(e.what());
+    }
+  }
+  ctx.progress(summary_line(res));
+  *ctx.out << (g_analyze_json ? analyzer::render_json(res) : analyzer::render_text(res));
+  return kExitOk;
+}
+
+// ---- vprof report ---------------------------------------------------------------
+
+int g_report_iteration = -1;
+bool g_report_json = false;
+
+void setup_report(CLI::App &sub, Context &) {
+  sub.add_option("--iteration", g_report_iteration, "iteration (default: the newest analysed)");
+  sub.add_flag("--json", g_report_json, "JSON instead of text");
+  sub.footer("Prints the stored report of an analysed iteration: latency statistics, the\n"
+             "variance tree, the ranked factor table (share of Var(L) with bootstrap interval,\n"
+             "specificity, score) and what-if estimates.");
+}
+
+int run_report(Context &ctx) {
+  int it = g_report_iteration;
+  if (it < 0) {
+    auto db = open_workspace(ctx, false);
+    auto st = db->prepare("SELECT MAX(iteration) FROM analysis_runs");
+    bool have = false;
+    try {
+      have = st.step() && !st.is_null(0);
+    } catch (const ws::Error &) {
+    }
+    if (!have)
+      throw InputError("nothing analysed yet: run `vprof analyze` or `vprof loop`");
+    it = static_cast<int>(st.int64(0));
+  }
+  fs::path p = report_path(ctx.cfg, it, g_report_json ? ".json" : ".txt");
+  std::ifstream in(p);
+  if (!in)
+    throw InputError(p.string() + ": no report for iteration " + std::to_string(it));
+  *ctx.out << in.rdbuf();
+  return kExitOk;
+}
+
+// ---- vprof expand ---------------------------------------------------------------
+
+int g_expand_iteration = -1;
+
+void setup_expand(CLI::App &sub, Context &ctx) {
+  add_loop_flags(sub, ctx);
+  sub.add_option("--iteration", g_expand_iteration, "the analysed iteration (default: newest)");
+  sub.footer("Adds the callees of the top-k factors' functions (for a wait factor: the waker's\n"
+             "functions) to the next plan. Exit 0 when a new plan was written, 1 when the\n"
+             "stopping rule holds (the reason is printed).");
+}
+
+int run_expand(Context &ctx) {
+  auto db = open_workspace(ctx, false);
+  int it = g_expand_iteration >= 0 ? g_expand_iteration : require_plan(*db);
+  analyzer::ExpandResult ex;
+  try {
+    ex = analyzer::expand(*db, it, ctx.cfg.k, ctx.cfg.iterations);
+  } catch (const analyzer::AnalysisError &e) {
+    throw InputError(e.what());
+  }
+  if (ex.stop) {
+    *ctx.out << "stop: " << ex.reason << "\n";
+    return kExitFailed;
+  }
+  *ctx.out << "plan " << ex.next_iteration << ": " << ex.added.size() << " function(s) added ("
+           << plan_size(*db, ex.next_iteration) << " in all)\n";
+  return kExitOk;
+}
+
+// ---- vprof loop -----------------------------------------------------------------
+
+void setup_loop(CLI::App &sub, Context &ctx) {
+  add_loop_flags(sub, ctx);
+  add_analyze_flags(sub, ctx);
+  sub.footer("Repeats build -> run workload -> analyze -> expand without prompts until the\n"
+             "top-k factors are stable, every top factor is a leaf, or the iteration budget is\n"
+             "spent; prints one progress line per step and the final ranked factors. Resumes\n"
+             "from the workspace: an iteration already analysed is not run again.");
+}
+
+bool iteration_analysed(ws::Database &db, int it) {
+  analyzer::ensure_tables(db);
+  auto st = db.prepare("SELECT COUNT(*) FROM analysis_runs WHERE iteration = ?");
+  st.bind(1, it);
+  return st.step() && st.int64(0) > 0;
+}
+
+int run_loop(Context &ctx) {
+  auto db = open_workspace(ctx, false);
+  int it = require_plan(*db);
+  Tools tools = find_tools();
+  std::string stop_reason;
+  analyzer::AnalysisResult last;
+  bool have_last = false;
+  int last_it = -1;
+  for (;;) {
+    if (!iteration_analysed(*db, it)) {
+      if (it >= ctx.cfg.iterations) {
+        stop_reason = "iteration budget reached";
+        break;
+      }
+      ctx.progress("iteration " + std::to_string(it) + ": building with " +
+                   std::to_string(plan_size(*db, it)) + " planned function(s)");
+      build_iteration(ctx, tools, it);
+      ctx.progress("iteration " + std::to_string(it) + ": running the workload");
+      fs::path dir = run_iteration(ctx, it);
+      last = analyze_and_store(ctx, *db, dir, it);
+      have_last = true;
+      last_it = it;
+      ctx.progress("iteration " + std::to_string(it) + ": " + summary_line(last));
+    } else {
+      ctx.progress("iteration " + std::to_string(it) + ": already analysed, resuming");
+      last_it = it;
+    }
+    analyzer::ExpandResult ex = analyzer::expand(*db, it, ctx.cfg.k, ctx.cfg.iterations);
+    if (ex.stop) {
+      stop_reason = ex.reason;
+      break;
+    }
+    ctx.progress("iteration " + std::to_string(it) + ": expanded " + std::to_string(ex.added.size()) +
+                 " function(s) into plan " + std::to_string(ex.next_iteration));
+    it = ex.next_iteration;
+  }
+  ctx.progress("stopped after iteration " + std::to_string(last_it) + ": " + stop_reason);
+  if (have_last) {
+    *ctx.out << analyzer::render_text(last);
+  } else if (last_it >= 0) {
+    std::ifstream in(report_path(ctx.cfg, last_it, ".txt"));
+    *ctx.out << in.rdbuf();
+  }
+  return kExitOk;
+}
+
+} // namespace
+
+// Registration (called from commands.cpp).
+const std::vector<Command> &pipeline_commands() {
+  static const std::vector<Command> table = {
+      {"init", "create the workspace, scan the call graph, write the first plan", setup_init, run_init},
+      {"instrument", "print one source file instrumented per the plan", setup_instrument, run_instrument},
+      {"export", "write the instrumented tree to a folder, or print it as a diff", setup_export, run_export},
+      {"analyze", "critical paths, variance trees and ranked factors of a trace", setup_analyze, run_analyze},
+      {"report", "print the stored report of an analysed iteration", setup_report, run_report},
+      {"expand", "add the top-k factors' callees to the next plan", setup_expand, run_expand},
+      {"loop", "build, run, analyze, expand until the top factors are stable", setup_loop, run_loop},
+  };
+  return table;
+}
+
+} // namespace vprof::driver

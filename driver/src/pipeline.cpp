@@ -1,0 +1,98 @@
+// Building and running one iteration of the profiling loop.
+#include "pipeline.hpp"
+
+#include "vprof/workspace.hpp"
+
+#include <unistd.h>
+
+namespace vprof::driver {
+namespace fs = std::filesystem;
+
+namespace {
+fs::path self_dir() {
+  std::error_code ec;
+  fs::path p = fs::read_symlink("/proc/self/exe", ec);
+  return ec ? fs::path() : p.parent_path();
+}
+} // namespace
+
+Tools find_tools() {
+  Tools t;
+  for (const fs::path &dir : {self_dir(), fs::path(VPROF_TOOLS_BUILD_DIR)}) {
+    if (!dir.empty() && fs::exists(dir / "vprof-cc") && fs::exists(dir / "vprof-c++")) {
+      t.cc = dir / "vprof-cc";
+      t.cxx = dir / "vprof-c++";
+      return t;
+    }
+  }
+  throw InputError("cannot find the compiler wrappers vprof-cc and vprof-c++ (looked next to "
+                   "vprof and in " VPROF_TOOLS_BUILD_DIR "); was vprof built with "
+                   "VPROF_BUILD_INSTRUMENTER=ON?");
+}
+
+int current_iteration(ws::Database &db) {
+  auto st = db.prepare("SELECT MAX(iteration) FROM plans");
+  if (st.step() && !st.is_null(0))
+    return static_cast<int>(st.int64(0));
+  return -1;
+}
+
+fs::path iteration_trace_dir(const Config &cfg, int iteration) {
+  return cfg.traces_dir() / ("iter-" + std::to_string(iteration));
+}
+
+fs::path iteration_log(const Config &cfg, int iteration, const char *step) {
+  fs::path dir = cfg.workspace_dir() / "logs";
+  fs::create_directories(dir);
+  return dir / ("iter-" + std::to_string(iteration) + "-" + step + ".log");
+}
+
+void build_iteration(const Context &ctx, const Tools &tools, int iteration) {
+  if (ctx.cfg.build.empty())
+    throw UsageError("no build command: set `build` in vprof.toml or pass --build");
+  ProcessOptions opts;
+  opts.cwd = ctx.cfg.root;
+  opts.env["CC"] = tools.cc.string();
+  opts.env["CXX"] = tools.cxx.string();
+  opts.env["VPROF_WORKSPACE"] = ctx.cfg.database().string();
+  opts.env["VPROF_ITERATION"] = std::to_string(iteration);
+  opts.log = iteration_log(ctx.cfg, iteration, "build");
+  ProcessResult r = run_shell(ctx.cfg.build, opts);
+  if (r.exit_code != 0)
+    throw std::runtime_error("build failed (" + r.describe() + "): " + ctx.cfg.build +
+                             "\nlast lines of " + opts.log->string() + ":\n" +
+                             tail_file(*opts.log, 20));
+  if (ctx.verbose)
+    ctx.progress("built in " + std::to_string(r.seconds).substr(0, 5) + " s (log: " +
+                 opts.log->string() + ")");
+}
+
+fs::path run_iteration(const Context &ctx, int iteration) {
+  if (ctx.cfg.workload.empty())
+    throw UsageError("no workload command: set `workload` in vprof.toml or pass --workload");
+  fs::path dir = iteration_trace_dir(ctx.cfg, iteration);
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  ProcessOptions opts;
+  opts.cwd = ctx.cfg.root;
+  opts.env["VPROF_TRACE_DIR"] = dir.string();
+  opts.log = iteration_log(ctx.cfg, iteration, "workload");
+  ProcessResult r = run_shell(ctx.cfg.workload, opts);
+  if (r.exit_code != 0)
+    throw std::runtime_error("workload failed (" + r.describe() + "): " + ctx.cfg.workload +
+                             "\nlast lines of " + opts.log->string() + ":\n" +
+                             tail_file(*opts.log, 20));
+  bool any = false;
+  for (const auto &e : fs::directory_iterator(dir))
+    any = any || e.path().extension() == ".vpt";
+  if (!any)
+    throw std::runtime_error("the workload wrote no trace into " + dir.string() +
+                             ": was the program built by the `build` command through "
+                             "$CC/$CXX (the vprof wrappers)?");
+  if (ctx.verbose)
+    ctx.progress("workload ran in " + std::to_string(r.seconds).substr(0, 5) + " s (log: " +
+                 opts.log->string() + ")");
+  return dir;
+}
+
+} // namespace vprof::driver

@@ -1,0 +1,43 @@
+// The steps of one profiling iteration that the driver runs itself: building the
+// target through the vprof compiler wrappers and running the workload with tracing on.
+#pragma once
+
+#include "commands.hpp"
+#include "process.hpp"
+
+#include <filesystem>
+
+namespace vprof::ws {
+class Database;
+}
+
+namespace vprof::driver {
+
+// Paths of the tools the driver hands to the user's build.
+struct Tools {
+  std::filesystem::path cc;  // vprof-cc
+  std::filesystem::path cxx; // vprof-c++
+};
+
+// Finds vprof-cc / vprof-c++: next to this executable (installed layout), else where the
+// build tree put them. Throws InputError naming what is missing.
+Tools find_tools();
+
+// The iteration of the newest plan, or -1 when `vprof init` has not made one.
+int current_iteration(ws::Database &db);
+
+// Trace directory and logs of one iteration.
+std::filesystem::path iteration_trace_dir(const Config &cfg, int iteration);
+std::filesystem::path iteration_log(const Config &cfg, int iteration, const char *step);
+
+// Runs cfg.build with CC/CXX pointing at the wrappers, VPROF_WORKSPACE and
+// VPROF_ITERATION set; output goes to a log whose tail is shown on failure.
+// Throws std::runtime_error on failure (exit code 1 of the driver).
+void build_iteration(const Context &ctx, const Tools &tools, int iteration);
+
+// Runs cfg.workload with VPROF_TRACE_DIR set to a fresh iteration trace directory.
+// Returns that directory. Throws std::runtime_error when the workload fails or wrote no
+// trace.
+std::filesystem::path run_iteration(const Context &ctx, int iteration);
+
+} // namespace vprof::driver
