@@ -264,7 +264,10 @@ static char *map_chunk(rt_thread *t, uint64_t k, int fd_or_neg) {
       return NULL;
   }
   m = MAP_FAILED;
-  if (fallocate(fd, 0, (off_t)(k * t->chunk_bytes), (off_t)t->chunk_bytes) == 0 ||
+  /* The first chunk stays sparse (threads that record little cost little disk); later
+   * chunks are allocated in one call, which halves the kernel's per-page work when the
+   * pages are faulted in (ext4 delayed allocation). */
+  if ((k > 0 && fallocate(fd, 0, (off_t)(k * t->chunk_bytes), (off_t)t->chunk_bytes) == 0) ||
       ftruncate(fd, (off_t)((k + 1) * t->chunk_bytes)) == 0)
     m = mmap(NULL, t->chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
              (off_t)(k * t->chunk_bytes));
@@ -272,10 +275,13 @@ static char *map_chunk(rt_thread *t, uint64_t k, int fd_or_neg) {
     close(fd);
   if (m == MAP_FAILED)
     return NULL;
-  /* Fault the whole chunk in, writable, with one call: a write fault per 4 KiB page
-   * (256 records) costs microseconds in a VM, ~10 ns per record; populating in bulk
-   * is several times cheaper. Kernels before 5.14 reject it: pages then fault lazily. */
-  madvise(m, t->chunk_bytes, VPROF_MADV_POPULATE_WRITE_);
+  /* Fault chunks after the first in, writable, with one call: a write fault per 4 KiB
+   * page (256 records) costs microseconds in a VM, ~10 ns per record; populating in
+   * bulk is cheaper. The first chunk faults lazily: populating dirties every page, and
+   * a thread that records little should leave a file of a few KiB on disk. Kernels
+   * before 5.14 reject the call: pages then fault lazily. */
+  if (k > 0)
+    madvise(m, t->chunk_bytes, VPROF_MADV_POPULATE_WRITE_);
   return (char *)m;
 }
 
