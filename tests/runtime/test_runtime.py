@@ -5,9 +5,12 @@ import os
 import pathlib
 import subprocess
 
+import sys
+
 import pytest
 
-import vpt
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))  # any --import-mode
+import vpt  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent
 R = vpt.REC
