@@ -58,9 +58,9 @@ a=$(now)
 gcc "${flags[@]}" -w -I"$src" -I"$root/runtime/include" -iquote "$src" -c "$work/sqlite3.inst.c" -o "$work/sqlite3.inst.o"
 b=$(now)
 gcc -O2 -I"$src" "$here/workload.c" "$work/sqlite3.inst.o" "${rt[@]}" -lm -o "$work/workload"
-"$work/workload" >"$work/workload.out" 2>"$work/workload.err"
+(cd "$work" && VPROF_TRACE_DIR="$work/trace" ./workload >workload.out 2>workload.err)
 grep -q "workload ok" "$work/workload.out"
-probes=$(grep -o "enter=[0-9]*" "$work/workload.err" || echo "enter=(real runtime)")
+probes=$(grep -o "enter=[0-9]*" "$work/workload.err" || echo "trace: $(du -sh "$work/trace" 2>/dev/null | cut -f1) in $work/trace")
 
 after="$(sha256sum "$src/sqlite3.c" "$src/sqlite3.h")"
 [ "$before" = "$after" ] || { echo "run.sh: the SQLite sources changed!" >&2; exit 1; }

@@ -75,6 +75,15 @@ private:
   std::unique_ptr<FrontendAction> a_;
 };
 
+// Prints nothing but still counts errors: ClangTool's success is the consumer's error
+// count, and IgnoringDiagConsumer counts none, which would hide parse failures.
+class SilentCounter : public DiagnosticConsumer {
+public:
+  void HandleDiagnostic(DiagnosticsEngine::Level level, const clang::Diagnostic &info) override {
+    DiagnosticConsumer::HandleDiagnostic(level, info);
+  }
+};
+
 } // namespace
 
 bool run_action(const CompileCommand &cmd, const ParseOptions &opt,
@@ -87,9 +96,9 @@ bool run_action(const CompileCommand &cmd, const ParseOptions &opt,
   tooling::ClangTool tool(db, {cmd.file});
   for (const auto &[path, text] : opt.virtual_files)
     tool.mapVirtualFile(path, text);
-  IgnoringDiagConsumer ignore;
+  SilentCounter silent;
   if (opt.quiet)
-    tool.setDiagnosticConsumer(&ignore);
+    tool.setDiagnosticConsumer(&silent);
   OneActionFactory factory(std::move(action));
   return tool.run(&factory) == 0;
 }

@@ -82,7 +82,8 @@ def compile_and_run(compiler: str, src: pathlib.Path, d: dict, tmp: pathlib.Path
            "-I", str(root / "annotations/include"), str(src), *runtime, "-o", str(exe)]
     r = subprocess.run(cmd, capture_output=True, text=True)
     assert r.returncode == 0, f"{' '.join(cmd)}\n{r.stderr}"
-    return subprocess.run([exe], capture_output=True, text=True, timeout=30)
+    env = dict(os.environ, VPROF_TRACE_DIR=str(tmp / "trace"))
+    return subprocess.run([exe], capture_output=True, text=True, timeout=30, cwd=tmp, env=env)
 
 
 @pytest.mark.parametrize("case", ALL, ids=[p.name for p in ALL])
