@@ -9,4 +9,4 @@ echo "vprof: C++ unit tests (ctest)"
 ctest --test-dir "$VPROF_BUILD_DIR" --output-on-failure -j2
 echo "vprof: end-to-end tests (pytest)"
 cd "$here"
-/usr/bin/python3 -m pytest -q -p no:cacheprovider tests "$@"
+/usr/bin/python3 -m pytest -q tests "$@"

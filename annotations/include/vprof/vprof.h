@@ -50,7 +50,7 @@ typedef struct vprof_label {
 
 /* The C ABI, implemented by libvprof_rt. All calls are cheap (a timestamp and a
  * 16-byte store), never block, never fail visibly, and do nothing while tracing is
- * off (VPROF_ENABLE unset in the environment or the trace directory unwritable). */
+ * off (VPROF_DISABLE=1 in the environment, or the trace directory cannot be created). */
 
 /* Begins a new interval on this thread (which is attached to it) and returns its id,
  * unique across the processes of a run. `label` may be NULL. */
