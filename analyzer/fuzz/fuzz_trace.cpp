@@ -80,6 +80,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         sum += t.run_ticks(s, r) + vprof_record_kind_of(&r);
     if (sum == 42)
       std::fputs("", stderr);
+    static std::FILE *devnull = std::fopen("/dev/null", "w");
+    vprof::trace::dump(dir, devnull);
 #ifdef VPROF_FUZZ_ANALYZE
     vprof::analyzer::AnalyzeOptions opt;
     opt.bootstrap_samples = 5;

@@ -9,7 +9,7 @@ secs=${1:-600}
 mode=${2:-analyze}
 out=$root/build-fuzz
 mkdir -p "$out/corpus"
-srcs=("$here/fuzz_trace.cpp" "$root/analyzer/reader/src/trace_reader.cpp")
+srcs=("$here/fuzz_trace.cpp" "$root/analyzer/reader/src/trace_reader.cpp" "$root/analyzer/reader/src/dump.cpp")
 defs=()
 if [ "$mode" = analyze ]; then
   srcs+=("$root"/analyzer/src/*.cpp)

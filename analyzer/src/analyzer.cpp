@@ -442,7 +442,16 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
 
     // bootstrap percentile intervals for the top factors' shares
     int nci = std::min<int>(opt.ci_factors, static_cast<int>(order.size()));
-    if (opt.bootstrap_samples > 0 && nci > 0 && I > 1) {
+    // Cost is samples x factors x intervals: past ~4e8 element visits (a few seconds) the
+    // number of samples is reduced, never below 50 (reported in the warnings).
+    int samples = opt.bootstrap_samples;
+    if (samples > 50 && static_cast<double>(samples) * nci * static_cast<double>(I) > 4e8) {
+      samples = std::max(50, static_cast<int>(4e8 / (static_cast<double>(nci) * static_cast<double>(I))));
+      res.warnings.push_back("group '" + gr.label + "': bootstrap reduced to " +
+                             std::to_string(samples) + " samples (" + std::to_string(I) +
+                             " intervals)");
+    }
+    if (samples > 0 && nci > 0 && I > 1) {
       std::vector<std::pair<VectorXd, VectorXd>> xs;
       for (int r = 0; r < nci; ++r) {
         const auto &fc = factor_cols[order[r]];
@@ -452,7 +461,7 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
       std::uniform_int_distribution<Eigen::Index> pick(0, I - 1);
       VectorXd Lb(I), xb(I), yb(I);
       std::vector<Eigen::Index> idx(I);
-      for (int b = 0; b < opt.bootstrap_samples; ++b) {
+      for (int b = 0; b < samples; ++b) {
         for (auto &v : idx)
           v = pick(rng);
         for (Eigen::Index i = 0; i < I; ++i)

@@ -6,6 +6,7 @@
 #include <vprof/trace_format.h>
 
 #include <cstddef>
+#include <cstdio>
 #include <cstdint>
 #include <filesystem>
 #include <map>
@@ -152,6 +153,13 @@ private:
   std::uint64_t run_base_ = 0;
   double hz_ = 1e9;
 };
+
+// Prints a trace directory, or one stream file, as text to `out`: per stream a "# stream"
+// header line, then one line per record "pid tid ns kind arg" (ns since the run's start;
+// ENTER/EXIT as "site=N depth=0x…", intervals as "interval=N", labels with their text,
+// objects as "obj=0x…" plus "shared=dev:inode+0xoff" in a shared mapping). Throws
+// TraceError before printing anything for a corrupt directory (a single corrupt file too).
+void dump(const std::filesystem::path &target, std::FILE *out, bool headers_only = false);
 
 // Parses the text of a <pid>.labels file ("<id>\t<text>\n" lines); throws TraceError
 // naming `file` and the byte offset of a malformed line.
