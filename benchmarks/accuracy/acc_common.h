@@ -138,4 +138,31 @@ static inline void acc_report(const char *program, const char *cause, const doub
   fflush(stdout);
 }
 
+/* For a cause reached along wake-up edges: prints the lines of acc_report for the
+ * interval's total time in the cause, self + waker (one function over all its calling
+ * contexts), and adds to the truth line
+ *   share_self=<Var(self)/Var(L)> share_waker=<Var(waker)/Var(L)>
+ *   mean_self_us=<mean self time> mean_waker_us=<mean waker time>
+ * the shares of the two calling contexts a profiler's tree shows as separate nodes: the
+ * interval's own call, and the waker's call under the wait node. Modifies `self_ns` into
+ * the total. */
+static inline void acc_report_wakeup(const char *program, const char *cause,
+                                     const double *lat_ns, double *self_ns,
+                                     const double *waker_ns, int n) {
+  double var_l = acc_cov(lat_ns, lat_ns, n);
+  double s_self = var_l > 0 ? acc_cov(self_ns, self_ns, n) / var_l : 0.0;
+  double s_waker = var_l > 0 ? acc_cov(waker_ns, waker_ns, n) / var_l : 0.0;
+  double total_var, m_self = acc_mean(self_ns, n), m_waker = acc_mean(waker_ns, n);
+  for (int i = 0; i < n; ++i)
+    self_ns[i] += waker_ns[i];
+  total_var = acc_cov(self_ns, self_ns, n);
+  printf("accuracy: program=%s intervals=%d mean_us=%.3f var_us2=%.3f\n", program, n,
+         acc_mean(lat_ns, n) / 1e3, var_l / 1e6);
+  printf("truth: program=%s cause=%s kind=var share=%.4f analytic=nan share_self=%.4f "
+         "share_waker=%.4f mean_self_us=%.3f mean_waker_us=%.3f\n",
+         program, cause, var_l > 0 ? total_var / var_l : 0.0, s_self, s_waker, m_self / 1e3,
+         m_waker / 1e3);
+  fflush(stdout);
+}
+
 #endif /* VPROF_ACC_COMMON_H */

@@ -7,18 +7,18 @@
  * profiler must follow the wake-up edge unlock -> lock to name it (not just the wait).
  * The realised term follows the critical-path rule (walk back from the interval's end;
  * where a thread was woken, jump to the waker at its release; stop at the interval's
- * begin): T_holder(s) = own critical section + the parts of the chain of critical
- * sections that s waited behind (releaser, its releaser if that one waited too, ...)
- * that fall between s's begin and its acquisition. An acquisition "waited" when it took
- * more than ACC_WAITED_NS after the request. share = Var(T_holder)/Var(L); queueing
- * makes a closed form impractical, so the analytic value is not given (nan) and the
- * realised share is the reference. */
+ * begin): T_holder(s) = own critical section (share_self) + the parts of the chain of
+ * critical sections that s waited behind (releaser, its releaser if that one waited too,
+ * ...) between s's begin and its acquisition (share_waker). An acquisition "waited" when
+ * the previous holder still held the lock at the request (the runtime's trylock failed).
+ * share = Var(T_holder)/Var(L); queueing makes a closed form impractical, so the analytic
+ * value is not given (nan) and the realised share is the reference. */
 #include "acc_common.h"
 
 #include <pthread.h>
 
 static double *g_work_u, *g_noise_u;
-static double *g_lat_ns, *g_cause_ns;
+static double *g_lat_ns, *g_self_ns, *g_waker_ns;
 static uint64_t *g_begin_ns, *g_req_ns, *g_acq_ns, *g_cs_begin_ns, *g_cs_end_ns;
 static int g_n, g_threads;
 static pthread_mutex_t g_table_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -61,8 +61,14 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-#define ACC_WAITED_NS 5000 /* an uncontended lock takes < 1 us; a blocked one >= wake-up */
-static int waited(int i) { return g_acq_ns[i] - g_req_ns[i] > ACC_WAITED_NS; }
+/* Position of each interval's critical section in acquisition order. */
+static int *g_order, *g_pos;
+/* Interval i had to wait (its trylock would have failed, as the runtime's interposer
+ * sees it) iff the previous holder still held the lock when i asked for it. */
+static int waited(int i) {
+  int k = g_pos[i];
+  return k > 0 && g_cs_end_ns[g_order[k - 1]] > g_req_ns[i];
+}
 
 static int by_cs_begin(const void *a, const void *b) {
   uint64_t x = g_cs_begin_ns[*(const int *)a], y = g_cs_begin_ns[*(const int *)b];
@@ -78,7 +84,8 @@ int main(int argc, char **argv) {
   g_work_u = acc_xcalloc(g_n, sizeof(double));
   g_noise_u = acc_xcalloc(g_n, sizeof(double));
   g_lat_ns = acc_xcalloc(g_n, sizeof(double));
-  g_cause_ns = acc_xcalloc(g_n, sizeof(double));
+  g_self_ns = acc_xcalloc(g_n, sizeof(double));
+  g_waker_ns = acc_xcalloc(g_n, sizeof(double));
   g_begin_ns = acc_xcalloc(g_n, sizeof(uint64_t));
   g_req_ns = acc_xcalloc(g_n, sizeof(uint64_t));
   g_acq_ns = acc_xcalloc(g_n, sizeof(uint64_t));
@@ -100,18 +107,18 @@ int main(int argc, char **argv) {
   /* Critical sections never overlap (one mutex): in acquisition order, the section
    * before s's is the one whose unlock let s in. Walk that chain back while its members
    * waited too, adding what falls inside [begin(s), acquisition]. */
-  int *order = acc_xcalloc(g_n, sizeof(int));
-  int *pos = acc_xcalloc(g_n, sizeof(int));
+  g_order = acc_xcalloc(g_n, sizeof(int));
+  g_pos = acc_xcalloc(g_n, sizeof(int));
   for (int i = 0; i < g_n; ++i)
-    order[i] = i;
-  qsort(order, g_n, sizeof(int), by_cs_begin);
+    g_order[i] = i;
+  qsort(g_order, g_n, sizeof(int), by_cs_begin);
   for (int k = 0; k < g_n; ++k)
-    pos[order[k]] = k;
+    g_pos[g_order[k]] = k;
   for (int i = 0; i < g_n; ++i) {
-    double t = (double)(g_cs_end_ns[i] - g_cs_begin_ns[i]);
+    double t = 0;
     uint64_t hi = g_acq_ns[i];
-    for (int k = pos[i] - 1, w = waited(i); w && k >= 0 && hi > g_begin_ns[i]; --k) {
-      int j = order[k];
+    for (int k = g_pos[i] - 1, w = waited(i); w && k >= 0 && hi > g_begin_ns[i]; --k) {
+      int j = g_order[k];
       uint64_t lo = g_cs_begin_ns[j] > g_begin_ns[i] ? g_cs_begin_ns[j] : g_begin_ns[i];
       uint64_t top = g_cs_end_ns[j] < hi ? g_cs_end_ns[j] : hi;
       if (top > lo)
@@ -119,8 +126,9 @@ int main(int argc, char **argv) {
       w = waited(j);
       hi = g_acq_ns[j];
     }
-    g_cause_ns[i] = t;
+    g_self_ns[i] = (double)(g_cs_end_ns[i] - g_cs_begin_ns[i]);
+    g_waker_ns[i] = t;
   }
-  acc_report("convoy", "convoy_holder_work", g_lat_ns, g_cause_ns, NULL, g_n, -1);
+  acc_report_wakeup("convoy", "convoy_holder_work", g_lat_ns, g_self_ns, g_waker_ns, g_n);
   return 0;
 }

@@ -5,17 +5,18 @@
  * (Var 3333 u^2). Whether an interval waits, and for how long, depends on where the
  * writer is in its random section: the wait's variance is the writer's rw_rebuild_index,
  * reached along the wake-up edge wrunlock -> rdlock. Realised term per interval, by the
- * critical-path rule: if the read lock waited (took more than 5 us), the path jumps to the
- * writer at its unlock and walks the writer's thread back to the interval's begin, so
- * T(s) = the writer's section time inside [begin(s), acquisition]; otherwise 0. The
- * queueing makes a closed form impractical: analytic share not given (nan). */
+ * critical-path rule: if the read lock waited (a writer section held it at the request),
+ * the path jumps to the writer at its unlock and walks the writer's thread back to the
+ * interval's begin, so T(s) = the writer's section time inside [begin(s), acquisition]
+ * (all of it share_waker); otherwise 0. The queueing makes a closed form impractical:
+ * analytic share not given (nan). */
 #include "acc_common.h"
 
 #include <pthread.h>
 #include <stdatomic.h>
 
 static double *g_noise_u, *g_writer_u;
-static double *g_lat_ns, *g_cause_ns;
+static double *g_lat_ns, *g_self_ns, *g_waker_ns;
 static uint64_t *g_begin_ns, *g_req_ns, *g_acq_ns;
 static uint64_t *g_wr_begin_ns, *g_wr_end_ns; /* writer sections, in time order */
 static int g_writer_max, g_writer_count;
@@ -79,7 +80,8 @@ int main(int argc, char **argv) {
   g_writer_max = 4 * n;
   g_noise_u = acc_xcalloc(n, sizeof(double));
   g_lat_ns = acc_xcalloc(n, sizeof(double));
-  g_cause_ns = acc_xcalloc(n, sizeof(double));
+  g_self_ns = acc_xcalloc(n, sizeof(double)); /* stays 0: readers never run the cause */
+  g_waker_ns = acc_xcalloc(n, sizeof(double));
   g_begin_ns = acc_xcalloc(n, sizeof(uint64_t));
   g_req_ns = acc_xcalloc(n, sizeof(uint64_t));
   g_acq_ns = acc_xcalloc(n, sizeof(uint64_t));
@@ -105,15 +107,18 @@ int main(int argc, char **argv) {
     double t = 0;
     while (w < g_writer_count && g_wr_end_ns[w] <= g_begin_ns[i])
       ++w;
-    if (g_acq_ns[i] - g_req_ns[i] > 5000) /* waited: the path goes through the writer */
+    int held = 0; /* a writer held the lock when the reader asked: it waited */
+    for (int k = w; k < g_writer_count && g_wr_begin_ns[k] <= g_req_ns[i]; ++k)
+      held |= g_wr_end_ns[k] > g_req_ns[i];
+    if (held) /* the path goes through the writer */
       for (int k = w; k < g_writer_count && g_wr_begin_ns[k] < g_acq_ns[i]; ++k) {
         uint64_t lo = g_wr_begin_ns[k] > g_begin_ns[i] ? g_wr_begin_ns[k] : g_begin_ns[i];
         uint64_t hi = g_wr_end_ns[k] < g_acq_ns[i] ? g_wr_end_ns[k] : g_acq_ns[i];
         if (hi > lo)
           t += (double)(hi - lo);
       }
-    g_cause_ns[i] = t;
+    g_waker_ns[i] = t;
   }
-  acc_report("rwlock", "rw_rebuild_index", g_lat_ns, g_cause_ns, NULL, n, -1);
+  acc_report_wakeup("rwlock", "rw_rebuild_index", g_lat_ns, g_self_ns, g_waker_ns, n);
   return 0;
 }
