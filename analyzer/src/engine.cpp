@@ -115,6 +115,7 @@ struct Thread {
   std::int64_t off = 0; // stream base - run base
   std::uint64_t base = 0;
   std::uint32_t pid = 0;
+  bool depth_ok = true; // VPROF_FEATURE_FRAME_DEPTH: probe args carry frame depths
   const trace::ProcessInfo *proc = nullptr;
 
   std::vector<Frame> stack;
@@ -328,13 +329,15 @@ private:
     auto site = static_cast<std::uint32_t>(arg);
     auto depth = static_cast<std::uint32_t>(arg >> 32);
     if (kind == VPROF_REC_ENTER) {
-      while (!th.stack.empty() && static_cast<std::int32_t>(th.stack.back().depth - depth) > 0) {
+      // Without frame depths (older writers) only EXIT can repair the stack.
+      while (th.depth_ok && !th.stack.empty() &&
+             static_cast<std::int32_t>(th.stack.back().depth - depth) > 0) {
         th.stack.pop_back();
         ++out_.abandoned_frames;
       }
       // Same depth: the same (site, depth) cannot be open twice, and a frame of another
       // function at this depth is a dead sibling (when the site table tells functions).
-      while (!th.stack.empty() && th.stack.back().depth == depth) {
+      while (th.depth_ok && !th.stack.empty() && th.stack.back().depth == depth) {
         std::uint32_t open_site = th.stack.back().site;
         std::int64_t fo = fn_of(open_site), fn = fn_of(site);
         if (open_site != site && (fo == 0 || fn == 0 || fo == fn))
@@ -846,6 +849,7 @@ EngineOutput Engine::run() {
     th.base = streams[i].info().base_ticks;
     th.off = static_cast<std::int64_t>(th.base - tr_.run_base_ticks());
     th.pid = streams[i].info().pid;
+    th.depth_ok = (streams[i].info().features & VPROF_FEATURE_FRAME_DEPTH) != 0;
     th.proc = tr_.process(th.pid);
     th.next_sync = next_sync(th, 0);
     out_.records += th.n;

@@ -64,6 +64,7 @@ void gen_thread(const std::string &dir, std::uint32_t pid, std::uint32_t tid, st
   h->tid = tid;
   h->stream_seq = seq;
   h->capacity_records = n + 1;
+  h->features = VPROF_FEATURE_SYNC_INTERPOSE | VPROF_FEATURE_FRAME_DEPTH;
   auto *r = reinterpret_cast<vprof_record *>(static_cast<char *>(m) + VPROF_STREAM_HEADER_SIZE);
   std::uint64_t t = 1000 + tid, x = tid * 7919 + 1;
   auto put = [&](unsigned kind, std::uint64_t arg, std::uint64_t dt) {

@@ -365,3 +365,22 @@ TEST(CriticalPath, EqualSiteAndDepthReentryClosesTheOldFrame) {
   EXPECT_EQ(eo.abandoned_frames, 1u);
   EXPECT_EQ(self_times(eo, 0), (Times{{"/", 10}, {"/s4", 30}}));
 }
+
+TEST(CriticalPath, NoDepthFeatureMeansNoDepthRepair) {
+  // Recursion f -> f with depth 0 everywhere (a writer without frame depths): the second
+  // ENTER must nest, not close the first.
+  auto dir = fresh_dir("nodepth");
+  TraceBuilder b(1);
+  b.features(0);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 0, 0)
+      .enter(1, 10, 0)
+      .exit(1, 20, 0)
+      .exit(1, 30, 0)
+      .emit(VPROF_REC_INTERVAL_END, 1, 30);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.abandoned_frames, 0u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/s1", 20}, {"/s1/s1", 10}}));
+}

@@ -52,6 +52,8 @@ public:
   }
   void label(std::uint32_t id, const std::string &text) { labels_[id] = text; }
   void maps(const std::string &text) { maps_ = text; }
+  // Header feature bits (default: frame depths present, as libvprof_rt writes them).
+  void features(std::uint64_t f) { features_ = f; }
 
   // Writes <pid>.<seq>.vpt for every thread (capacity = records + spare zero slots),
   // plus .labels and .maps when given. Returns the stream paths.
@@ -74,6 +76,7 @@ public:
       h.tid = t.tid;
       h.stream_seq = seq;
       h.capacity_records = t.recs.size() + spare;
+      h.features = features_;
       std::snprintf(h.thread_name, sizeof h.thread_name, "t%u", t.tid);
       auto path = dir / (std::to_string(pid_) + "." + std::to_string(seq) + ".vpt");
       std::ofstream f(path, std::ios::binary | std::ios::trunc);
@@ -106,6 +109,7 @@ private:
   std::vector<Thread> threads_;
   std::map<std::uint32_t, std::string> labels_;
   std::string maps_;
+  std::uint64_t features_ = VPROF_FEATURE_SYNC_INTERPOSE | VPROF_FEATURE_FRAME_DEPTH;
 };
 
 } // namespace vprof::testing

@@ -46,6 +46,7 @@ class Process:
             struct.pack_into("<IIII", h, 8, 1, 256, 16, self.clock)
             struct.pack_into("<QQ", h, 24, self.hz, self.base)
             struct.pack_into("<IIII", h, 56, self.pid, t.tid, 0, seq)
+            struct.pack_into("<Q", h, 72, 3)  # features: sync interposition, frame depth
             struct.pack_into("<QQ", h, 80, 0, len(t.recs) + spare)
             body = b"".join(struct.pack("<QQ", hd, a) for hd, a in t.recs)
             (d / f"{self.pid}.{seq}.vpt").write_bytes(bytes(h) + body + bytes(16 * spare))
