@@ -54,7 +54,8 @@ struct State {
   // declaration that holds an instrumented function, so that feature macros defined
   // above it (_GNU_SOURCE) keep their effect on the user's own includes.
   unsigned include_at = ~0u;
-  unsigned include_line = 1;
+  unsigned include_line = 1;       // presumed line there (honours the user's #line)
+  std::string include_file;        // presumed file name there
   bool cplusplus = false;
   bool quiet = false;
 };
@@ -68,7 +69,7 @@ void report(State &st, const SourceManager &sm, SourceLocation loc, std::string 
 
 // Does the subtree of a call contain something that makes the probe unsafe?
 struct SubtreeFacts : RecursiveASTVisitor<SubtreeFacts> {
-  bool coawait = false, binding = false, temporary = false;
+  bool coawait = false, binding = false, temporary = false, vla = false;
   bool shouldVisitImplicitCode() const { return false; }
   bool TraverseLambdaExpr(LambdaExpr *) { return true; }
   bool VisitCoawaitExpr(CoawaitExpr *) { return coawait = true; }
@@ -77,6 +78,9 @@ struct SubtreeFacts : RecursiveASTVisitor<SubtreeFacts> {
   bool VisitDeclRefExpr(DeclRefExpr *e) {
     if (isa<BindingDecl>(e->getDecl()))
       binding = true;
+    if (const auto *vd = dyn_cast<VarDecl>(e->getDecl()))
+      if (vd->getType()->isVariablyModifiedType())
+        vla = true;
     return true;
   }
   bool VisitMaterializeTemporaryExpr(MaterializeTemporaryExpr *) { return temporary = true; }
@@ -251,6 +255,8 @@ private:
     const LangOptions &lo = ctx_.getLangOpts();
     if (lo.CPlusPlus && !lo.CPlusPlus20 && facts.binding)
       return skip(at, "structured binding in the call (a C++17 lambda cannot capture it)");
+    if (lo.CPlusPlus && facts.vla)
+      return skip(at, "variable-length array in the call (a lambda cannot capture it)");
     if (facts.temporary) {
       QualType t = e->getType();
       bool handle_like = e->isGLValue() || t->isPointerType() || t->isRecordType() ||
@@ -368,6 +374,11 @@ private:
     if (at < st_.include_at) {
       st_.include_at = at;
       st_.include_line = line;
+      PresumedLoc p = sm_.getPresumedLoc(b.getLocWithOffset(-static_cast<int>(col - 1)));
+      if (p.isValid()) {
+        st_.include_line = p.getLine();
+        st_.include_file = p.getFilename();
+      }
     }
   }
 
@@ -638,8 +649,9 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
   if (at == 0) {
     out = probe + "#line 1 " + path + "\n" + body;
   } else {
+    std::string there = st.include_file.empty() ? path : quote_path(st.include_file);
     out = "#line 1 " + path + "\n" + body.substr(0, at) + probe + "#line " +
-          std::to_string(st.include_line) + " " + path + "\n" + body.substr(at);
+          std::to_string(st.include_line) + " " + there + "\n" + body.substr(at);
   }
   for (const Site &s : st.sites)
     (s.body ? res.body_sites : res.call_sites)++;

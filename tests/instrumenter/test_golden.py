@@ -77,7 +77,7 @@ def compile_and_run(compiler: str, src: pathlib.Path, d: dict, tmp: pathlib.Path
                     runtime: list, root: pathlib.Path):
     flags = [f"-std={d['std']}"] + [f for f in d["flags"].split(",") if f]
     exe = tmp / name
-    cmd = [compiler, *flags, "-Wall", "-Wextra", "-Werror", "-DVPROF_ENABLE",
+    cmd = [compiler, "-Wall", "-Wextra", "-Werror", *flags, "-DVPROF_ENABLE",
            "-iquote", str(CASES), "-I", str(root / "runtime/include"),
            "-I", str(root / "annotations/include"), str(src), *runtime, "-o", str(exe)]
     r = subprocess.run(cmd, capture_output=True, text=True)
