@@ -1,10 +1,10 @@
 /* Accuracy program "condvar": the interval waits on a condition variable that a helper
  * thread signals when its reply is ready. Per interval the main thread runs cv_prepare
  * (constant 10 u), posts a request (signal), waits on the condition variable, then runs
- * cv_finish, U(0, 250) u (Var 5208 u^2). The helper thread, woken by the request, runs
- * cv_compute_reply, U(0, 400) u (Var 13333 u^2), then signals. The helper is never
+ * cv_finish, U(0, 375) u (Var 11719 u^2). The helper thread, woken by the request, runs
+ * cv_compute_reply, U(0, 600) u (Var 30000 u^2), then signals. The helper is never
  * attached to the interval: the cause is reachable only along the wake-up edge
- * signal -> wait return. Var(L) = 18542 u^2 (+ wake-up jitter); planted share 0.719. */
+ * signal -> wait return. Var(L) = 41719 u^2 (+ wake-up jitter); planted share 0.719. */
 #include "acc_common.h"
 
 #include <pthread.h>
@@ -78,8 +78,8 @@ int main(int argc, char **argv) {
   g_cause_ns = acc_xcalloc(n, sizeof(double));
   g_lat_ns = acc_xcalloc(n, sizeof(double));
   for (int i = 0; i < n; ++i) {
-    g_work_u[i] = acc_uniform(&rng, 0, 400);
-    g_noise_u[i] = acc_uniform(&rng, 0, 250);
+    g_work_u[i] = acc_uniform(&rng, 0, 600);
+    g_noise_u[i] = acc_uniform(&rng, 0, 375);
   }
   pthread_t helper;
   if (pthread_create(&helper, NULL, helper_main, NULL) != 0) {
@@ -94,6 +94,6 @@ int main(int argc, char **argv) {
   pthread_mutex_unlock(&g_mu);
   pthread_join(helper, NULL);
   acc_report("condvar", "cv_compute_reply", g_lat_ns, g_cause_ns, NULL, n,
-             13333.333 / 18541.667);
+             30000.0 / 41718.75);
   return 0;
 }

@@ -2,10 +2,10 @@
  * thread begins each interval in submit_request (constant 10 u of preparation), publishes
  * it on a mutex+condvar queue (VPROF_HANDOFF_SEND) and detaches; the consumer thread takes
  * it (VPROF_HANDOFF_RECV), attaches, runs serve_request and ends the interval there. The
- * planted cause is serve_compute, U(0, 400) u (Var 13333 u^2), on the consumer side
- * of the hand-off; serve_encode is U(0, 300) u (Var 7500 u^2); serve_decode constant.
- * One request is in flight at a time, so no queueing delay: Var(L) = 20833 u^2 plus the
- * (small) hand-off latency jitter, planted share 13333/20833 = 0.64. */
+ * planted cause is serve_compute, U(0, 600) u (Var 30000 u^2), on the consumer side
+ * of the hand-off; serve_encode is U(0, 450) u (Var 16875 u^2); serve_decode constant.
+ * One request is in flight at a time, so no queueing delay: Var(L) = 46875 u^2 plus the
+ * (small) hand-off latency jitter, planted share 30000/46875 = 0.64. */
 #include "acc_common.h"
 
 #include <pthread.h>
@@ -92,8 +92,8 @@ int main(int argc, char **argv) {
   g_lat_ns = acc_xcalloc(n, sizeof(double));
   g_start_ns = acc_xcalloc(n, sizeof(uint64_t));
   for (int i = 0; i < n; ++i) {
-    g_work_u[i] = acc_uniform(&rng, 0, 400);
-    g_noise_u[i] = acc_uniform(&rng, 0, 300);
+    g_work_u[i] = acc_uniform(&rng, 0, 600);
+    g_noise_u[i] = acc_uniform(&rng, 0, 450);
   }
   pthread_t consumer;
   if (pthread_create(&consumer, NULL, consumer_main, NULL) != 0) {
@@ -112,6 +112,6 @@ int main(int argc, char **argv) {
   pthread_cond_broadcast(&g_cv);
   pthread_mutex_unlock(&g_mu);
   pthread_join(consumer, NULL);
-  acc_report("handoff", "serve_compute", g_lat_ns, g_cause_ns, NULL, n, 13333.333 / 20833.333);
+  acc_report("handoff", "serve_compute", g_lat_ns, g_cause_ns, NULL, n, 30000.0 / 46875.0);
   return 0;
 }

@@ -2,10 +2,10 @@
  * forks a server child; both share an anonymous MAP_SHARED page holding two
  * process-shared POSIX semaphores and the per-request records. Per interval the parent
  * runs mp_prepare (constant 10 u), posts the request semaphore, waits on the reply
- * semaphore, then runs mp_finish, U(0, 300) u (Var 7500 u^2). The child, woken by the
- * post, runs mp_server_work, U(0, 400) u (Var 13333 u^2), and posts the reply. The
+ * semaphore, then runs mp_finish, U(0, 450) u (Var 16875 u^2). The child, woken by the
+ * post, runs mp_server_work, U(0, 600) u (Var 30000 u^2), and posts the reply. The
  * cause is reachable only across processes (sem_post -> sem_wait wake-up edges).
- * Var(L) = 20833 u^2 (+ wake-up jitter); planted share 13333/20833 = 0.64.
+ * Var(L) = 46875 u^2 (+ wake-up jitter); planted share 30000/46875 = 0.64.
  * Critical-path rule: if the reply was posted before the parent reached sem_wait (the
  * parent was preempted inside sem_post while the child worked; happens on a loaded
  * machine), the parent does not block, there is no wake-up edge, and the path stays on
@@ -97,8 +97,8 @@ int main(int argc, char **argv) {
   g_lat_ns = acc_xcalloc(n, sizeof(double));
   g_waiting_ns = acc_xcalloc(n, sizeof(uint64_t));
   for (int i = 0; i < n; ++i) {
-    g_work_u[i] = acc_uniform(&rng, 0, 400);
-    g_noise_u[i] = acc_uniform(&rng, 0, 300);
+    g_work_u[i] = acc_uniform(&rng, 0, 600);
+    g_noise_u[i] = acc_uniform(&rng, 0, 450);
   }
   fflush(stdout);
   pid_t child = fork();
@@ -123,6 +123,6 @@ int main(int argc, char **argv) {
     if (g_posted_ns[i] < g_waiting_ns[i]) /* the parent did not block: no wake-up edge */
       g_cause_ns[i] = 0;
   acc_report("multiproc", "mp_server_work", g_lat_ns, g_cause_ns, NULL, n,
-             13333.333 / 20833.333);
+             30000.0 / 46875.0);
   return 0;
 }
