@@ -122,7 +122,7 @@ def test_commands_and_wrapper_leave_sources_byte_identical(project, build_dir, t
 
     env = dict(os.environ, VPROF_REAL_CC="gcc", VPROF_TRACE_DIR=str(tmp_path / "trace"))
     env.pop("VPROF_WORKSPACE", None)
-    mk = run(["make", "-s", f"CC={cc}"], cwd=project, env=env)
+    mk = run(["make", "-s", "-j4", f"CC={cc}"], cwd=project, env=env)  # parallel wrappers
     # nested.c is planned but Clang cannot parse GNU nested functions: one warning, and
     # the original still compiles.
     assert "vprof-cc: warning: nested.c: not instrumented" in mk.stderr
@@ -138,6 +138,8 @@ def test_commands_and_wrapper_leave_sources_byte_identical(project, build_dir, t
     con = sqlite3.connect(ws)
     files = {pathlib.Path(f).name for (f,) in con.execute("SELECT DISTINCT file FROM sites")}
     assert files == {"main.c", "util.c", "nested.c"}  # nested.c: from `export` above
+    (count, top), = con.execute("SELECT count(*), max(id) FROM sites")
+    assert count == top, "site ids must stay dense under parallel builds"
     con.close()
 
     # Preprocess-only runs pass through untouched.
@@ -176,3 +178,22 @@ def test_bad_inputs_give_clear_errors(tmp_path, build_dir):
     r = subprocess.run([inst, "-w", tmp_path / "v.db", "plan", "-r", "nosuch"],
                        capture_output=True, text=True)
     assert r.returncode == 1 and "nosuch" in r.stderr
+
+
+def test_parallel_rewrites_agree_on_site_ids(project, build_dir, tmp_path):
+    inst, _ = tools(build_dir)
+    w = ["-w", str(tmp_path / "v.db")]
+    run([inst, *w, "-q", "scan", "-p", tmp_path])
+    run([inst, *w, "plan", "-r", "main", "-d", "2"])
+    procs = [subprocess.Popen([str(inst), *w, "-q", "rewrite", f, "-p", str(tmp_path)], cwd=project,
+                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for f in ["main.c", "util.c", "nested.c"] * 3]
+    outs = [p.communicate() for p in procs]
+    assert all(p.returncode == 0 for p in procs), [e for _, e in outs]
+    for k in range(3):  # each file came out the same three times
+        assert outs[k][0] == outs[k + 3][0] == outs[k + 6][0]
+        assert "VPROF_PROBE_SCOPE" in outs[k][0]
+    import sqlite3
+    con = sqlite3.connect(tmp_path / "v.db")
+    (count, top, distinct), = con.execute("SELECT count(*), max(id), count(DISTINCT id) FROM sites")
+    assert count == top == distinct
