@@ -89,6 +89,18 @@ public:
     return ok;
   }
 
+  // Unevaluated operands call nothing at run time: no edges from them.
+  bool TraverseUnaryExprOrTypeTraitExpr(UnaryExprOrTypeTraitExpr *) { return true; }
+  bool TraverseCXXNoexceptExpr(CXXNoexceptExpr *) { return true; }
+  bool TraverseDecltypeTypeLoc(DecltypeTypeLoc) { return true; }
+  bool TraverseTypeOfExprTypeLoc(TypeOfExprTypeLoc) { return true; }
+  bool TraverseGenericSelectionExpr(GenericSelectionExpr *e) {
+    for (const GenericSelectionExpr::Association a : e->associations())
+      if (a.isSelected() && !TraverseStmt(a.getAssociationExpr()))
+        return false;
+    return true;
+  }
+
   bool VisitCXXMethodDecl(CXXMethodDecl *md) {
     if (md->size_overridden_methods() == 0)
       return true;
