@@ -38,7 +38,8 @@ std::string read_file(const fs::path &p) {
 // A small Myers-free diff: common prefix/suffix trimmed, then an LCS over the middle
 // when it is small, else a line-by-line pairing (the rewriter only inserts text within
 // lines and adds whole lines, so the pairing after the header lines is exact).
-std::string unified_diff(const std::string &before, const std::string &after, const std::string &name) {
+std::string unified_diff(const std::string &before, const std::string &after,
+                         const std::string &name) {
   std::vector<std::string> a = split_lines(before), b = split_lines(after);
   // Edit script as (op, line) with op ' ', '-', '+'.
   std::vector<std::pair<char, std::string>> ops;

@@ -42,7 +42,8 @@ bool is_lambda_operator(const clang::FunctionDecl *fd);
 // cached per FileID. Empty for locations without a file.
 class PathCache {
 public:
-  explicit PathCache(const clang::SourceManager &sm, std::string cwd) : sm_(sm), cwd_(std::move(cwd)) {}
+  explicit PathCache(const clang::SourceManager &sm, std::string cwd)
+      : sm_(sm), cwd_(std::move(cwd)) {}
   const std::string &path(clang::SourceLocation loc);
 
 private:

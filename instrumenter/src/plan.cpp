@@ -39,8 +39,9 @@ int plan(ws::Database &db, const PlanOptions &opt) {
   for (auto r : roots)
     if (dist.emplace(r, 0).second)
       todo.push_back(r);
-  auto next = db.prepare("SELECT DISTINCT c.callee FROM calls c JOIN functions f ON f.id = c.callee "
-                         "WHERE c.caller = ? AND f.defined = 1");
+  auto next =
+      db.prepare("SELECT DISTINCT c.callee FROM calls c JOIN functions f ON f.id = c.callee "
+                 "WHERE c.caller = ? AND f.defined = 1");
   while (!todo.empty()) {
     std::int64_t f = todo.front();
     todo.pop_front();

@@ -47,15 +47,15 @@ struct State {
   std::vector<FnRef> fns;
   std::vector<Site> sites;
   std::vector<Diagnostic> skipped;
-  std::string main_path;      // absolute path (sites.file)
-  std::string spelled_path;   // as the compiler saw it (#line)
-  std::string code;           // the main file's text
+  std::string main_path;    // absolute path (sites.file)
+  std::string spelled_path; // as the compiler saw it (#line)
+  std::string code;         // the main file's text
   // Where `#include <vprof/probe.h>` goes: the start of the line of the first top-level
   // declaration that holds an instrumented function, so that feature macros defined
   // above it (_GNU_SOURCE) keep their effect on the user's own includes.
   unsigned include_at = ~0u;
-  unsigned include_line = 1;       // presumed line there (honours the user's #line)
-  std::string include_file;        // presumed file name there
+  unsigned include_line = 1; // presumed line there (honours the user's #line)
+  std::string include_file;  // presumed file name there
   bool cplusplus = false;
   bool quiet = false;
 };
@@ -91,8 +91,8 @@ struct SubtreeFacts : RecursiveASTVisitor<SubtreeFacts> {
 bool returns_twice(const FunctionDecl *fd) {
   if (fd->hasAttr<ReturnsTwiceAttr>())
     return true;
-  static const std::set<std::string> names = {"setjmp",  "_setjmp",    "sigsetjmp", "__sigsetjmp",
-                                              "vfork",   "getcontext", "savectx"};
+  static const std::set<std::string> names = {"setjmp", "_setjmp",    "sigsetjmp", "__sigsetjmp",
+                                              "vfork",  "getcontext", "savectx"};
   const IdentifierInfo *ii = fd->getIdentifier();
   return ii && names.count(std::string(ii->getName()));
 }
@@ -102,7 +102,8 @@ class CallCollector : public RecursiveASTVisitor<CallCollector> {
   using Base = RecursiveASTVisitor<CallCollector>;
 
 public:
-  CallCollector(ASTContext &ctx, State &st, std::size_t fn, std::set<std::pair<unsigned, unsigned>> &seen)
+  CallCollector(ASTContext &ctx, State &st, std::size_t fn,
+                std::set<std::pair<unsigned, unsigned>> &seen)
       : ctx_(ctx), sm_(ctx.getSourceManager()), st_(st), fn_(fn), seen_(seen) {}
 
   bool shouldVisitImplicitCode() const { return false; }
@@ -159,9 +160,8 @@ public:
     return guarded("asm operand", [&] { return Base::TraverseGCCAsmStmt(s); });
   }
   bool TraverseCaseStmt(CaseStmt *s) {
-    bool ok = guarded("case label (constant expression)", [&] {
-      return TraverseStmt(s->getLHS()) && TraverseStmt(s->getRHS());
-    });
+    bool ok = guarded("case label (constant expression)",
+                      [&] { return TraverseStmt(s->getLHS()) && TraverseStmt(s->getRHS()); });
     return ok && TraverseStmt(s->getSubStmt());
   }
   bool TraverseIfStmt(IfStmt *s) {
@@ -178,7 +178,8 @@ public:
   }
   bool VisitCXXTemporaryObjectExpr(CXXTemporaryObjectExpr *e) {
     const CXXConstructorDecl *ctor = e->getConstructor();
-    if (ctor && ctor->isUserProvided() && !sm_.isInSystemHeader(sm_.getExpansionLoc(ctor->getLocation())))
+    if (ctor && ctor->isUserProvided() &&
+        !sm_.isInSystemHeader(sm_.getExpansionLoc(ctor->getLocation())))
       handle(e, ctor);
     return true;
   }
@@ -260,7 +261,8 @@ private:
     if (facts.temporary) {
       QualType t = e->getType();
       bool handle_like = e->isGLValue() || t->isPointerType() || t->isRecordType() ||
-                         t->isMemberPointerType() || t->isDependentType() || t->isBlockPointerType();
+                         t->isMemberPointerType() || t->isDependentType() ||
+                         t->isBlockPointerType();
       if (handle_like)
         return skip(at, "returns a reference, pointer or object while an argument is a "
                         "temporary (its lifetime would end inside the probe)");
@@ -397,7 +399,8 @@ private:
       // Implicitly constexpr lambdas are fine; one declared constexpr may be evaluated
       // at compile time, where a probe cannot run.
       SourceRange r(le->getIntroducerRange().getEnd(), le->getBody()->getBeginLoc());
-      StringRef text = Lexer::getSourceText(CharSourceRange::getCharRange(r), sm_, ctx_.getLangOpts());
+      StringRef text =
+          Lexer::getSourceText(CharSourceRange::getCharRange(r), sm_, ctx_.getLangOpts());
       if (text.contains("constexpr"))
         return report(st_, sm_, loc, what + ": declared constexpr");
     } else if (fd->isConstexpr()) {
@@ -496,14 +499,19 @@ void assign_ids(ws::Database &db, State &st) {
     auto it = st.planned.find(f.usr);
     std::int64_t id = it != st.planned.end() ? it->second : lookup(f.usr);
     if (!id) { // a lambda the scan did not record
-      add_fn.bind(1, f.usr).bind(2, f.name).bind(3, f.file).bind(4, static_cast<std::int64_t>(f.line)).run();
+      add_fn.bind(1, f.usr)
+          .bind(2, f.name)
+          .bind(3, f.file)
+          .bind(4, static_cast<std::int64_t>(f.line))
+          .run();
       id = lookup(f.usr);
     }
     fn_ids[i] = id;
   }
   std::unordered_map<std::string, std::int64_t> callee_ids;
-  auto ins = db.prepare("INSERT OR IGNORE INTO sites(kind, function, callee, callee_name, file, line, col) "
-                        "VALUES(?,?,?,?,?,?,?)");
+  auto ins = db.prepare(
+      "INSERT OR IGNORE INTO sites(kind, function, callee, callee_name, file, line, col) "
+      "VALUES(?,?,?,?,?,?,?)");
   auto sel = db.prepare("SELECT id FROM sites WHERE kind = ? AND function = ? AND file = ? AND "
                         "line = ? AND col = ?");
   for (Site &s : st.sites) {
@@ -523,7 +531,9 @@ void assign_ids(ws::Database &db, State &st) {
       ins.bind_null(4);
     else
       ins.bind(4, s.callee_name);
-    ins.bind(5, st.main_path).bind(6, static_cast<std::int64_t>(s.line)).bind(7, static_cast<std::int64_t>(s.col));
+    ins.bind(5, st.main_path)
+        .bind(6, static_cast<std::int64_t>(s.line))
+        .bind(7, static_cast<std::int64_t>(s.col));
     ins.run();
     sel.bind(1, kind).bind(2, fid).bind(3, st.main_path);
     sel.bind(4, static_cast<std::int64_t>(s.line)).bind(5, static_cast<std::int64_t>(s.col));
@@ -563,7 +573,8 @@ std::string apply_edits(const State &st, std::string &err) {
     }
     long extent = static_cast<long>(s.end - s.begin);
     if (st.cplusplus)
-      ins.push_back({s.begin, 2, -extent, "::vprof::rt::call(" + id + ", [&]() -> decltype(auto) { return "});
+      ins.push_back(
+          {s.begin, 2, -extent, "::vprof::rt::call(" + id + ", [&]() -> decltype(auto) { return "});
     else
       ins.push_back({s.begin, 2, -extent, "__extension__({ VPROF_PROBE_SCOPE(" + id + "); "});
     ins.push_back({s.end, 0, extent, "; })"});
@@ -598,8 +609,8 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
   RewriteResult res;
   State st;
   st.quiet = opt.quiet;
-  st.main_path = detail::normal_path(cmd.file, cmd.directory.empty() ? std::filesystem::current_path().string()
-                                                                     : cmd.directory);
+  st.main_path = detail::normal_path(
+      cmd.file, cmd.directory.empty() ? std::filesystem::current_path().string() : cmd.directory);
   try {
     if (!file_has_plan(db, st.main_path, iteration)) {
       res.ok = true;
@@ -644,7 +655,8 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
     if (s.begin < at)
       at = 0;
   std::string path = quote_path(st.spelled_path.empty() ? st.main_path : st.spelled_path);
-  std::string probe = std::string(st.cplusplus ? "#include <cstdint>\n" : "") + "#include <vprof/probe.h>\n";
+  std::string probe =
+      std::string(st.cplusplus ? "#include <cstdint>\n" : "") + "#include <vprof/probe.h>\n";
   std::string out;
   if (at == 0) {
     out = probe + "#line 1 " + path + "\n" + body;

@@ -59,7 +59,8 @@ public:
     if (!d)
       return true;
     auto *fd = dyn_cast<FunctionDecl>(d);
-    if (fd && fd->isExplicitlyDefaulted() && !sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation())))
+    if (fd && fd->isExplicitlyDefaulted() &&
+        !sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation())))
       note(fd, true); // a definition in the source, though without a body to walk
     if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isDefaulted() || fd->isDeleted())
       return RecursiveASTVisitor::TraverseDecl(d);
@@ -239,9 +240,12 @@ void store(ws::Database &db, const TuGraph &g, std::unordered_map<std::string, s
   auto up = db.prepare(
       "INSERT INTO functions(usr, name, file, line, defined, annotated) VALUES(?,?,?,?,?,?) "
       "ON CONFLICT(usr) DO UPDATE SET "
-      "name = CASE WHEN excluded.defined > functions.defined THEN excluded.name ELSE functions.name END, "
-      "file = CASE WHEN excluded.defined > functions.defined THEN excluded.file ELSE functions.file END, "
-      "line = CASE WHEN excluded.defined > functions.defined THEN excluded.line ELSE functions.line END, "
+      "name = CASE WHEN excluded.defined > functions.defined THEN excluded.name ELSE "
+      "functions.name END, "
+      "file = CASE WHEN excluded.defined > functions.defined THEN excluded.file ELSE "
+      "functions.file END, "
+      "line = CASE WHEN excluded.defined > functions.defined THEN excluded.line ELSE "
+      "functions.line END, "
       "defined = max(functions.defined, excluded.defined), "
       "annotated = max(functions.annotated, excluded.annotated) RETURNING id");
   for (const auto &[usr, fi] : g.fns) {
@@ -299,7 +303,8 @@ static int compute_heights(ws::Database &db) {
   std::sort(cedges.begin(), cedges.end());
   std::vector<int> h(static_cast<std::size_t>(ncomp), 0);
   for (auto [cu, cv] : cedges)
-    h[static_cast<std::size_t>(cu)] = std::max(h[static_cast<std::size_t>(cu)], h[static_cast<std::size_t>(cv)] + 1);
+    h[static_cast<std::size_t>(cu)] =
+        std::max(h[static_cast<std::size_t>(cu)], h[static_cast<std::size_t>(cv)] + 1);
   int best = 0;
   ws::Transaction tx(db);
   auto st = db.prepare("UPDATE functions SET height = ? WHERE id = ?");

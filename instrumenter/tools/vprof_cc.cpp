@@ -11,8 +11,8 @@
 #include <iostream>
 #include <set>
 #include <sstream>
-#include <unistd.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 namespace fs = std::filesystem;
 using namespace vprof;
@@ -53,17 +53,27 @@ int run(const std::vector<std::string> &argv, const std::string &err_file = "") 
 }
 
 bool is_source(const std::string &a) {
-  static const std::set<std::string> exts = {".c", ".cc", ".cpp", ".cxx", ".c++", ".C", ".cp", ".CPP"};
+  static const std::set<std::string> exts = {".c",   ".cc", ".cpp", ".cxx",
+                                             ".c++", ".C",  ".cp",  ".CPP"};
   return !a.empty() && a[0] != '-' && exts.count(fs::path(a).extension().string()) > 0;
 }
 
 // Options whose value is the next argument.
 bool takes_value(const std::string &a) {
-  static const std::set<std::string> opts = {
-      "-o",        "-I",          "-D",       "-U",      "-include",   "-imacros",  "-isystem",
-      "-idirafter", "-iquote",    "-iprefix", "-MF",     "-MT",        "-MQ",       "-x",
-      "-L",        "-Xlinker",    "-Xassembler", "-Xpreprocessor", "-Xclang", "-arch", "-target",
-      "-isysroot", "--sysroot",   "-T",       "-aux-info", "-main-file-name", "-z"};
+  static const std::set<std::string> opts = {"-o",          "-I",
+                                             "-D",          "-U",
+                                             "-include",    "-imacros",
+                                             "-isystem",    "-idirafter",
+                                             "-iquote",     "-iprefix",
+                                             "-MF",         "-MT",
+                                             "-MQ",         "-x",
+                                             "-L",          "-Xlinker",
+                                             "-Xassembler", "-Xpreprocessor",
+                                             "-Xclang",     "-arch",
+                                             "-target",     "-isysroot",
+                                             "--sysroot",   "-T",
+                                             "-aux-info",   "-main-file-name",
+                                             "-z"};
   return opts.count(a) > 0;
 }
 
@@ -135,7 +145,8 @@ int main(int argc, char **argv) {
   }
 
   std::vector<std::string> enable = {std::string("-I") + instr::annotations_include_dir(),
-                                     std::string("-I") + instr::runtime_include_dir(), "-DVPROF_ENABLE"};
+                                     std::string("-I") + instr::runtime_include_dir(),
+                                     "-DVPROF_ENABLE"};
   std::vector<std::string> link;
   if (!compile_only)
     link = {"-L" + rtdir, "-Wl,-rpath," + rtdir, "-lvprof_rt"};
@@ -180,7 +191,8 @@ int main(int argc, char **argv) {
           continue;
         std::string name = fs::path(src).filename().string();
         const char *tmpdir = std::getenv("TMPDIR");
-        std::string tmpl = std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/vprof-XXXXXX-" + name;
+        std::string tmpl =
+            std::string(tmpdir && *tmpdir ? tmpdir : "/tmp") + "/vprof-XXXXXX-" + name;
         std::vector<char> buf(tmpl.begin(), tmpl.end());
         buf.push_back('\0');
         int fd = mkstemps(buf.data(), static_cast<int>(name.size() + 1));
@@ -189,7 +201,8 @@ int main(int argc, char **argv) {
           continue;
         }
         std::string tmp(buf.data());
-        bool ok = ::write(fd, r.output.data(), r.output.size()) == static_cast<ssize_t>(r.output.size());
+        bool ok =
+            ::write(fd, r.output.data(), r.output.size()) == static_cast<ssize_t>(r.output.size());
         ::close(fd);
         if (!ok) {
           warn(src + ": cannot write " + tmp + "; compiling it unchanged");

@@ -31,17 +31,21 @@ int main(int argc, char **argv) {
   std::string wspath, dbpath = ".";
   bool quiet = false;
   std::vector<std::string> extra;
-  app.add_option("-w,--workspace", wspath, "workspace database (default: $VPROF_WORKSPACE or .vprof/vprof.db upwards)");
+  app.add_option("-w,--workspace", wspath,
+                 "workspace database (default: $VPROF_WORKSPACE or .vprof/vprof.db upwards)");
   app.add_flag("-q,--quiet", quiet, "no progress or skip diagnostics");
   app.add_option("--extra-arg", extra, "argument appended to every compile command");
 
   auto *scan = app.add_subcommand("scan", "parse every TU and store the call graph and heights");
-  scan->add_option("-p,--compile-db", dbpath, "compile_commands.json or its directory")->capture_default_str();
+  scan->add_option("-p,--compile-db", dbpath, "compile_commands.json or its directory")
+      ->capture_default_str();
 
   auto *plan = app.add_subcommand("plan", "write the first plan: roots + depth");
   instr::PlanOptions po;
-  plan->add_option("-r,--root", po.roots, "root function (qualified name or USR); default: annotated functions");
-  plan->add_option("--most-called", po.most_called, "roots = the N defined functions with most call sites");
+  plan->add_option("-r,--root", po.roots,
+                   "root function (qualified name or USR); default: annotated functions");
+  plan->add_option("--most-called", po.most_called,
+                   "roots = the N defined functions with most call sites");
   plan->add_option("-d,--depth", po.depth, "callee depth below the roots")->capture_default_str();
   plan->add_option("-i,--iteration", po.iteration, "plan iteration")->capture_default_str();
 
@@ -49,14 +53,16 @@ int main(int argc, char **argv) {
   std::string file, out;
   int iteration = -1;
   rw->add_option("file", file, "source file of the compile database")->required();
-  rw->add_option("-p,--compile-db", dbpath, "compile_commands.json or its directory")->capture_default_str();
+  rw->add_option("-p,--compile-db", dbpath, "compile_commands.json or its directory")
+      ->capture_default_str();
   rw->add_option("-i,--iteration", iteration, "plan iteration (default: the latest)");
   rw->add_option("-o,--output", out, "write here instead of stdout");
 
   auto *ex = app.add_subcommand("export", "write the instrumented tree, or print a diff");
   std::string outdir, root;
   bool diff = false;
-  ex->add_option("-p,--compile-db", dbpath, "compile_commands.json or its directory")->capture_default_str();
+  ex->add_option("-p,--compile-db", dbpath, "compile_commands.json or its directory")
+      ->capture_default_str();
   ex->add_option("-i,--iteration", iteration, "plan iteration (default: the latest)");
   ex->add_option("-o,--out", outdir, "output folder (mirrors the source root)");
   ex->add_option("--root", root, "source root (default: common parent of the sources)");

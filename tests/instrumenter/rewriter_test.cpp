@@ -32,7 +32,9 @@ struct Fixture {
     opt.virtual_files[file] = code;
   }
   void scan() { ASSERT_EQ(instr::scan(db, cdb, opt).failed, 0); }
-  instr::RewriteResult rewrite(int iteration = 0) { return instr::rewrite(db, cmd, iteration, opt); }
+  instr::RewriteResult rewrite(int iteration = 0) {
+    return instr::rewrite(db, cmd, iteration, opt);
+  }
   std::int64_t scalar(const std::string &sql) {
     auto st = db.prepare(sql);
     return st.step() ? st.int64(0) : -1;
@@ -52,9 +54,11 @@ TEST(Rewriter, CCallInConditionUsesStatementExpression) {
   EXPECT_EQ(r.body_sites, 1);
   EXPECT_EQ(r.call_sites, 2);
   EXPECT_NE(r.output.find("int g(int x) { VPROF_PROBE_SCOPE(1);"), std::string::npos) << r.output;
-  EXPECT_NE(r.output.find("if (__extension__({ VPROF_PROBE_SCOPE(2); f(x); }) > 1)"), std::string::npos)
+  EXPECT_NE(r.output.find("if (__extension__({ VPROF_PROBE_SCOPE(2); f(x); }) > 1)"),
+            std::string::npos)
       << r.output;
-  EXPECT_NE(r.output.find("return __extension__({ VPROF_PROBE_SCOPE(3); f(2); });"), std::string::npos);
+  EXPECT_NE(r.output.find("return __extension__({ VPROF_PROBE_SCOPE(3); f(2); });"),
+            std::string::npos);
   EXPECT_EQ(r.output.rfind("#line 1 \"/virtual/a.c\"", 0), 0u) << "output must open with #line";
   EXPECT_NE(r.output.find("#include <vprof/probe.h>"), std::string::npos);
   // f itself is not planned: no body probe there.
@@ -62,9 +66,10 @@ TEST(Rewriter, CCallInConditionUsesStatementExpression) {
 }
 
 TEST(Rewriter, CxxUsesLambdaFormAndKeepsTemplatesAsPatterns) {
-  Fixture fx("/virtual/b.cpp", "struct S { int v; int get() const { return v; } };\n"
-                               "template <class T> int use(const T &t) { return t.get() + 1; }\n"
-                               "int main() { S s{1}; return use(s) + use(S{2}); }\n",
+  Fixture fx("/virtual/b.cpp",
+             "struct S { int v; int get() const { return v; } };\n"
+             "template <class T> int use(const T &t) { return t.get() + 1; }\n"
+             "int main() { S s{1}; return use(s) + use(S{2}); }\n",
              {"-std=c++17"});
   fx.scan();
   instr::PlanOptions po;
@@ -74,14 +79,16 @@ TEST(Rewriter, CxxUsesLambdaFormAndKeepsTemplatesAsPatterns) {
   ASSERT_TRUE(r.ok) << r.error;
   // One body probe for the template pattern, not one per instantiation.
   EXPECT_EQ(r.body_sites, 1);
-  EXPECT_NE(r.output.find("return ::vprof::rt::call(2, [&]() -> decltype(auto) { return t.get(); }) + 1;"),
+  EXPECT_NE(r.output.find(
+                "return ::vprof::rt::call(2, [&]() -> decltype(auto) { return t.get(); }) + 1;"),
             std::string::npos)
       << r.output;
 }
 
 TEST(Rewriter, RefusesMacrosAndUnevaluatedOperandsLoudly) {
-  Fixture fx("/virtual/c.c", "int f(void) { return 1; }\n#define CALL() f()\n"
-                             "int g(void) {\n  int a = CALL();\n  int b = sizeof(f());\n  return a + b;\n}\n");
+  Fixture fx("/virtual/c.c",
+             "int f(void) { return 1; }\n#define CALL() f()\n"
+             "int g(void) {\n  int a = CALL();\n  int b = sizeof(f());\n  return a + b;\n}\n");
   fx.scan();
   instr::PlanOptions po;
   po.roots = {"g"};
@@ -116,10 +123,14 @@ TEST(Rewriter, SiteIdsAreStableAcrossRewritesAndIterations) {
   ASSERT_EQ(instr::current_iteration(fx.db), 1);
   auto second = fx.rewrite(1);
   ASSERT_TRUE(second.ok);
-  EXPECT_NE(second.output.find("int g(int x) { VPROF_PROBE_SCOPE(1);"), std::string::npos) << second.output;
-  EXPECT_NE(second.output.find("int h(int x) { VPROF_PROBE_SCOPE(4);"), std::string::npos) << second.output;
-  EXPECT_NE(second.output.find("int f(int x) { VPROF_PROBE_SCOPE(5);"), std::string::npos) << second.output;
-  EXPECT_NE(second.output.find("__extension__({ VPROF_PROBE_SCOPE(2); f(x); })"), std::string::npos);
+  EXPECT_NE(second.output.find("int g(int x) { VPROF_PROBE_SCOPE(1);"), std::string::npos)
+      << second.output;
+  EXPECT_NE(second.output.find("int h(int x) { VPROF_PROBE_SCOPE(4);"), std::string::npos)
+      << second.output;
+  EXPECT_NE(second.output.find("int f(int x) { VPROF_PROBE_SCOPE(5);"), std::string::npos)
+      << second.output;
+  EXPECT_NE(second.output.find("__extension__({ VPROF_PROBE_SCOPE(2); f(x); })"),
+            std::string::npos);
   EXPECT_EQ(fx.scalar("SELECT max(id) FROM sites"), fx.scalar("SELECT count(*) FROM sites"));
 }
 
@@ -127,7 +138,8 @@ TEST(Rewriter, FileOutsidePlanIsUnchanged) {
   Fixture fx("/virtual/e.c", "int f(void) { return 1; }\n");
   fx.scan();
   fx.db.exec("INSERT INTO functions(usr, name, defined) VALUES('c:@F@other', 'other', 1)");
-  fx.db.exec("INSERT INTO plans VALUES(0, (SELECT id FROM functions WHERE name = 'other'), 'user')");
+  fx.db.exec(
+      "INSERT INTO plans VALUES(0, (SELECT id FROM functions WHERE name = 'other'), 'user')");
   auto r = fx.rewrite();
   EXPECT_TRUE(r.ok);
   EXPECT_FALSE(r.changed);
@@ -200,7 +212,9 @@ TEST(Diff, UnifiedDiffShowsInsertedAndChangedLines) {
   std::string a = "l1\nl2\nl3\nl4\nl5\nl6\nl7\nl8\n";
   std::string b = "new\nl1\nl2\nl3\nl4\nL5\nl6\nl7\nl8\n";
   std::string d = instr::unified_diff(a, b, "x.c");
-  EXPECT_EQ(d, "--- a/x.c\n+++ b/x.c\n@@ -1,8 +1,9 @@\n+new\n l1\n l2\n l3\n l4\n-l5\n+L5\n l6\n l7\n l8\n");
+  EXPECT_EQ(
+      d,
+      "--- a/x.c\n+++ b/x.c\n@@ -1,8 +1,9 @@\n+new\n l1\n l2\n l3\n l4\n-l5\n+L5\n l6\n l7\n l8\n");
   EXPECT_EQ(instr::unified_diff(a, a, "x.c"), "");
 }
 

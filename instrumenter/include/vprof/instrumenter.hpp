@@ -51,10 +51,10 @@ struct ParseOptions {
 };
 
 struct ScanStats {
-  int tus = 0;             // translation units parsed
-  int failed = 0;          // translation units that did not parse (named on stderr)
+  int tus = 0;    // translation units parsed
+  int failed = 0; // translation units that did not parse (named on stderr)
   std::int64_t functions = 0;
-  std::int64_t calls = 0;  // call edges stored
+  std::int64_t calls = 0; // call edges stored
   int max_height = 0;
 };
 
@@ -89,14 +89,14 @@ struct Diagnostic {
 };
 
 struct RewriteResult {
-  bool ok = false;          // parsed and rewritten (output valid)
-  bool changed = false;     // at least one probe inserted
-  std::string output;       // the instrumented source (`#include <vprof/probe.h>`,
-                            // `#line 1 "<file>"`, then the edited text); empty if !changed
+  bool ok = false;      // parsed and rewritten (output valid)
+  bool changed = false; // at least one probe inserted
+  std::string output;   // the instrumented source (`#include <vprof/probe.h>`,
+                        // `#line 1 "<file>"`, then the edited text); empty if !changed
   int body_sites = 0;
   int call_sites = 0;
   std::vector<Diagnostic> skipped;
-  std::string error;        // why !ok
+  std::string error; // why !ok
 };
 
 // Instruments the main file of `cmd` per the plan of `iteration`: a body probe in every
@@ -113,9 +113,9 @@ bool file_has_plan(ws::Database &wsdb, const std::filesystem::path &file, int it
 
 struct ExportOptions {
   int iteration = 0;
-  std::filesystem::path out_dir;   // write instrumented files here (mirrors `root`)
-  std::filesystem::path root;      // source root; default: common parent of the sources
-  std::ostream *diff = nullptr;    // or: print a unified diff here
+  std::filesystem::path out_dir; // write instrumented files here (mirrors `root`)
+  std::filesystem::path root;    // source root; default: common parent of the sources
+  std::ostream *diff = nullptr;  // or: print a unified diff here
   ParseOptions parse;
 };
 
