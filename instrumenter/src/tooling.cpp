@@ -5,11 +5,14 @@
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/Basic/Diagnostic.h>
+#include <clang/Driver/Options.h>
 #include <clang/Frontend/TextDiagnosticPrinter.h>
 #include <clang/Index/USRGeneration.h>
 #include <clang/Tooling/ArgumentsAdjusters.h>
 #include <clang/Tooling/CompilationDatabase.h>
 #include <clang/Tooling/Tooling.h>
+#include <llvm/Option/ArgList.h>
+#include <llvm/Option/OptTable.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include <filesystem>
@@ -35,8 +38,23 @@ std::string normal_path(const std::string &p, const std::string &cwd) {
   return (ec ? path.lexically_normal() : c).string();
 }
 
+// True for an option Clang's driver does not know (gcc-only flags such as
+// -fconserve-stack or -mindirect-branch=): the driver would reject the whole command.
+static bool unknown_to_clang(const std::string &arg) {
+  if (arg.size() < 2 || arg[0] != '-')
+    return false;
+  const llvm::opt::OptTable &table = driver::getDriverOptTable();
+  const char *one[] = {arg.c_str()};
+  unsigned missing_index = 0, missing_count = 0;
+  llvm::opt::InputArgList parsed = table.ParseArgs(one, missing_index, missing_count);
+  return parsed.hasArg(driver::options::OPT_UNKNOWN);
+}
+
 std::vector<std::string> tool_args(const CompileCommand &cmd, const ParseOptions &opt) {
-  std::vector<std::string> args = cmd.args;
+  std::vector<std::string> args;
+  for (std::size_t i = 0; i < cmd.args.size(); ++i)
+    if (i == 0 || !unknown_to_clang(cmd.args[i]))
+      args.push_back(cmd.args[i]);
   if (args.empty())
     args.push_back("cc");
   args.push_back(std::string("-resource-dir=") + VPROF_CLANG_RESOURCE_DIR);

@@ -218,4 +218,11 @@ TEST(Diff, UnifiedDiffShowsInsertedAndChangedLines) {
   EXPECT_EQ(instr::unified_diff(a, a, "x.c"), "");
 }
 
+TEST(Scan, GccOnlyFlagsDoNotStopTheParse) {
+  Fixture fx("/virtual/h.c", "int f(void) { return 1; }\nint main(void) { return f(); }\n",
+             {"-fconserve-stack", "-mindirect-branch=thunk-extern", "-fno-ipa-sra", "-O2"});
+  fx.scan();
+  EXPECT_EQ(fx.scalar("SELECT count(*) FROM calls"), 1);
+}
+
 } // namespace
