@@ -60,9 +60,9 @@ struct ScanStats {
 
 // Parses every TU of `db` once (one ClangTool run per file), stores the static call graph
 // (functions, calls; virtual calls reach every known override) and the heights
-// (SCCs condensed) in the workspace, and sets meta keys `compile_db`, `H`. Previous
-// edges are replaced; function ids stay stable. A TU that fails to parse is reported and
-// skipped. Throws ws::Error on database failures.
+// (SCCs condensed) in the workspace, and sets meta keys `H` and `max_height` (the caller
+// records `compile_db`). Previous edges are replaced; function ids stay stable. A TU that
+// fails to parse is reported and skipped. Throws ws::Error on database failures.
 ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt = {});
 
 struct PlanOptions {
