@@ -69,11 +69,25 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
     out += buf;
   };
   double varL = l.var_ns2;
-  std::function<void(int, const std::string &, const std::string &, bool)> rec =
-      [&](int node, const std::string &prefix, const std::string &branch, bool last) {
+  // Nodes below opt.min_tree_share (and bodies as small) are folded into one line; below
+  // opt.max_depth a subtree is summarised by its node count, so convoy chains (a wait whose
+  // waker waited in turn) stay readable.
+  std::function<int(int)> subtree_size = [&](int node) {
+    int n = 0;
+    for (int c : kids[node])
+      n += 1 + subtree_size(c);
+    return n;
+  };
+  std::function<void(int, const std::string &, const std::string &, bool, int)> rec =
+      [&](int node, const std::string &prefix, const std::string &branch, bool last, int depth) {
         const NodeStats &ns = *stats[node];
         line(prefix + branch, res.nodes[node].name, ns.share, ns.mean_ns);
         std::string child_prefix = prefix + (branch.empty() ? "" : (last ? "   " : "|  "));
+        if (depth >= opt.max_depth && !kids[node].empty()) {
+          line(child_prefix + "`- ",
+               "(" + std::to_string(subtree_size(node)) + " deeper nodes; see the JSON report)", 0, 0);
+          return;
+        }
         std::vector<int> show;
         int folded = 0;
         for (int c : kids[node]) {
@@ -83,19 +97,22 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
           else
             ++folded;
         }
-        bool body = ns.expanded;
+        double body_share = varL > 0 ? ns.body_var_ns2 / varL : 0;
+        bool body = ns.expanded && (std::abs(body_share) >= opt.min_tree_share ||
+                                    (varL == 0 && ns.body_mean_ns > 0));
+        if (ns.expanded && !body)
+          ++folded;
         for (std::size_t i = 0; i < show.size(); ++i)
           rec(show[i], child_prefix, (i + 1 == show.size() && !body && !folded) ? "`- " : "+- ",
-              i + 1 == show.size() && !body && !folded);
+              i + 1 == show.size() && !body && !folded, depth + 1);
         if (folded)
           line(child_prefix + (body ? "+- " : "`- "),
-               "(" + std::to_string(folded) + " nodes below " + pct(opt.min_tree_share) + ")", 0, 0);
+               "(" + std::to_string(folded) + " below " + pct(opt.min_tree_share) + ")", 0, 0);
         if (body)
-          line(child_prefix + "`- ", "(body)", varL > 0 ? ns.body_var_ns2 / varL : 0,
-               ns.body_mean_ns);
+          line(child_prefix + "`- ", "(body)", body_share, ns.body_mean_ns);
       };
   if (stats.count(0))
-    rec(0, "", "", true);
+    rec(0, "", "", true, 0);
   out += "\nfactors (score = specificity x share; covariances counted twice):\n";
   char buf[1024];
   std::snprintf(buf, sizeof buf, "%4s %9s %8s %-19s %6s %4s  %s\n", "rank", "score", "share",

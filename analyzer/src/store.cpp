@@ -168,8 +168,7 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
   auto node_row = db.prepare(
       "SELECT kind, function FROM tree_nodes WHERE run = ? AND label = '' AND node = ?");
   auto waker_kids = db.prepare(
-      "SELECT function FROM tree_nodes WHERE run = ? AND label = '' AND parent = ? "
-      "AND function IS NOT NULL");
+      "SELECT function, node, kind FROM tree_nodes WHERE run = ? AND label = '' AND parent = ?");
   auto callees = db.prepare("SELECT DISTINCT c.callee FROM calls c JOIN functions f ON f.id = "
                             "c.callee WHERE c.caller = ? AND f.defined = 1");
   auto annotated = db.prepare("SELECT id FROM functions WHERE annotated = 1");
@@ -211,6 +210,27 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
       sides.push_back({factors.int64(3), factors.int64(4) != 0});
     tops.push_back({factors.text(0), sides});
   }
+  // The waker's work is the whole subtree below a wait node: its top frames are usually
+  // planned already (the worker loop), the holder's real work sits deeper. Nested waits
+  // are not entered: their own factors expand them.
+  auto expand_waker = [&](std::int64_t wait_node, const std::string &key) {
+    std::vector<std::int64_t> fs, frontier{wait_node};
+    while (!frontier.empty()) {
+      std::int64_t n = frontier.back();
+      frontier.pop_back();
+      waker_kids.reset();
+      waker_kids.bind(1, run).bind(2, n);
+      while (waker_kids.step()) {
+        if (waker_kids.text(2) == "wait")
+          continue;
+        if (!waker_kids.is_null(0))
+          fs.push_back(waker_kids.int64(0));
+        frontier.push_back(waker_kids.int64(1));
+      }
+    }
+    for (auto f : fs)
+      expand_function(f, key);
+  };
   for (const auto &[key, sides] : tops) {
     for (const auto &s : sides) {
       node_row.reset();
@@ -229,15 +249,20 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
         for (auto r : roots)
           expand_function(r, key);
       } else if (kind == "wait") {
+        expand_waker(s.node, key);
+      } else if (kind == "site" && !s.body) {
+        if (fn)
+          expand_function(fn, key);
+        // A call that blocked (pthread_cond_wait, a lock call) has wait children: the
+        // time is the waker's, so expand into it.
         waker_kids.reset();
         waker_kids.bind(1, run).bind(2, s.node);
-        std::vector<std::int64_t> fs;
+        std::vector<std::int64_t> waits;
         while (waker_kids.step())
-          fs.push_back(waker_kids.int64(0));
-        for (auto f : fs)
-          expand_function(f, key);
-      } else if (kind == "site" && !s.body && fn) {
-        expand_function(fn, key);
+          if (waker_kids.text(2) == "wait")
+            waits.push_back(waker_kids.int64(1));
+        for (auto w : waits)
+          expand_waker(w, key);
       }
     }
   }

@@ -317,3 +317,53 @@ TEST(Property, RandomTracesAreExact) {
               (unsigned long long)total_intervals, (unsigned long long)total_edges,
               (unsigned long long)total_nodes);
 }
+
+// A lock wait whose holder runs serve (planned) -> work (planned) -> deep (not planned):
+// expanding the wait (or the blocked lock call above it) must reach the holder's deep
+// work, not stop at the holder's already-planned top frame.
+TEST(Variance, ExpandFollowsTheWakerSubtree) {
+  auto dir = fresh_dir("expand-waker");
+  TraceBuilder b(1);
+  for (std::uint64_t i = 0; i < 30; ++i) {
+    std::uint64_t t = i * 10000, w = 100 + (i * 37) % 200;
+    b.thread(1)
+        .emit(VPROF_REC_INTERVAL_BEGIN, i + 1, t)
+        .enter(1, t + 10, 1)
+        .emit(VPROF_REC_LOCK_WAIT, 0xA0, t + 10)
+        .emit(VPROF_REC_LOCK_ACQUIRE, 0xA0, t + 20 + w)
+        .exit(1, t + 22 + w, 1)
+        .emit(VPROF_REC_INTERVAL_END, i + 1, t + 25 + w);
+    b.thread(2)
+        .enter(5, t, 1)
+        .emit(VPROF_REC_LOCK_ACQUIRE, 0xA0, t + 1)
+        .enter(6, t + 2, 1)
+        .enter(7, t + 3, 2)
+        .exit(7, t + 3 + w, 2)
+        .exit(6, t + 4 + w, 1)
+        .emit(VPROF_REC_LOCK_RELEASE, 0xA0, t + 10 + w)
+        .exit(5, t + 11 + w, 1);
+  }
+  auto tdir = dir / "trace";
+  b.write(tdir);
+  vprof::ws::Database db(dir / "vprof.db");
+  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+          "(1,'txn','txn',1,3,1),(2,'lock','lock',0,0,0),(10,'serve','serve',1,2,0),"
+          "(11,'work','work',1,1,0),(12,'deep','deep',1,0,0);"
+          "INSERT INTO calls VALUES (1,2,'direct','f.c',1,1),(10,11,'direct','f.c',2,1),"
+          "(11,12,'direct','f.c',3,1);"
+          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+          "(1,'call',1,2,'lock','/src/f.c',10,3),(5,'body',10,NULL,NULL,'/src/f.c',20,1),"
+          "(6,'call',10,11,'work','/src/f.c',21,3),(7,'body',11,NULL,NULL,'/src/f.c',30,1);"
+          "INSERT INTO plans VALUES (0,1,'root'),(0,10,'root'),(0,11,'depth');");
+  auto res = va::analyze(tdir, &db, {});
+  EXPECT_EQ(res.wake_edges, 30u);
+  va::store(db, res, 0);
+  for (int k : {1, 2}) {
+    db.exec("DELETE FROM plans WHERE iteration = 1");
+    auto e = va::expand(db, 0, k, 8);
+    EXPECT_EQ(e.reason, "expanded") << "k=" << k;
+    auto st = db.prepare("SELECT COUNT(*) FROM plans WHERE iteration = 1 AND function = 12");
+    ASSERT_TRUE(st.step());
+    EXPECT_EQ(st.int64(0), 1) << "the holder's callee 'deep' must be planned, k=" << k;
+  }
+}

@@ -130,7 +130,8 @@ std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration);
 
 struct RenderOptions {
   int max_factors = 20;       // rows of the factor table
-  double min_tree_share = 0.001; // tree nodes below this share of Var(L) are folded
+  double min_tree_share = 0.01;  // tree nodes (and bodies) below this share of Var(L) are folded
+  int max_depth = 14;            // deeper subtrees are summarised by their node count
   bool all_groups = true;
 };
 // A readable report: latency statistics, the variance tree, the ranked factor table and
