@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS functions(
 CREATE TABLE IF NOT EXISTS calls(
   caller INTEGER NOT NULL REFERENCES functions(id),
   callee INTEGER NOT NULL REFERENCES functions(id),
-  kind   TEXT NOT NULL,                   -- direct|member|virtual|ctor|dtor|operator
+  kind   TEXT NOT NULL,                   -- direct|member|virtual|ctor|dtor|operator|lambda|indirect
   file   TEXT NOT NULL,
   line   INTEGER NOT NULL,
   col    INTEGER NOT NULL,

@@ -47,7 +47,7 @@ typedef struct vprof_thread_window {
 
 #if defined(__GNUC__)
 #define VPROF_TLS_MODEL_ __attribute__((tls_model("initial-exec")))
-#define VPROF_ALWAYS_INLINE_ __attribute__((always_inline)) inline
+#define VPROF_ALWAYS_INLINE_ __attribute__((always_inline)) __inline__
 #else
 #define VPROF_TLS_MODEL_
 #define VPROF_ALWAYS_INLINE_ inline
@@ -72,7 +72,7 @@ static VPROF_ALWAYS_INLINE_ uint64_t vprof_clock_(void) {
 #else
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+  return (uint64_t)ts.tv_sec * (uint64_t)1000000000 + (uint64_t)ts.tv_nsec;
 #endif
 }
 
@@ -114,8 +114,8 @@ static VPROF_ALWAYS_INLINE_ void vprof_probe_exit_(vprof_probe_scope *s) {
 namespace vprof {
 namespace rt {
 
-// RAII form of a probe: ENTER in the constructor, EXIT in the destructor (also when
-// an exception passes through).
+/* RAII form of a probe: ENTER in the constructor, EXIT in the destructor (also when */
+/* an exception passes through). */
 class probe_scope {
 public:
   explicit VPROF_ALWAYS_INLINE_ probe_scope(uint32_t site) noexcept
@@ -128,16 +128,16 @@ private:
   vprof_probe_scope s_;
 };
 
-// Times one call: `f` is a lambda that performs the call and returns its result with
-// decltype(auto), so references stay references and prvalues are not copied.
+/* Times one call: `f` is a lambda that performs the call and returns its result with */
+/* decltype(auto), so references stay references and prvalues are not copied. */
 template <class F>
 VPROF_ALWAYS_INLINE_ decltype(auto) call(uint32_t site, F &&f) {
   probe_scope scope(site);
   return static_cast<F &&>(f)();
 }
 
-} // namespace rt
-} // namespace vprof
+} /* namespace rt */
+} /* namespace vprof */
 
 #define VPROF_PROBE_SCOPE(site)                                                \
   ::vprof::rt::probe_scope vprof_probe_scope_##site { site }

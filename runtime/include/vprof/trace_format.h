@@ -40,8 +40,8 @@ enum vprof_clock_kind {
 };
 
 /* features: bits describing what the writer recorded */
-#define VPROF_FEATURE_SYNC_INTERPOSE (1ull << 0) /* pthread/sem calls recorded */
-#define VPROF_FEATURE_FRAME_DEPTH (1ull << 1)    /* probe records carry frame depth */
+#define VPROF_FEATURE_SYNC_INTERPOSE ((uint64_t)1 << 0) /* pthread/sem calls recorded */
+#define VPROF_FEATURE_FRAME_DEPTH ((uint64_t)1 << 1) /* probe records carry frame depth */
 
 /* flags (updated in place while the process runs) */
 #define VPROF_STREAM_CLOSED (1u << 0)    /* the thread or process ended normally */
@@ -113,7 +113,7 @@ typedef struct vprof_record {
   uint64_t arg;
 } vprof_record;
 
-#define VPROF_TICKS_MASK 0x00FFFFFFFFFFFFFFull
+#define VPROF_TICKS_MASK (~(uint64_t)0 >> 8) /* low 56 bits */
 #define VPROF_KIND_SHIFT 56
 
 /* What `arg` holds is given after each kind. `obj` is the address of the
@@ -172,13 +172,13 @@ enum vprof_record_kind {
   VPROF_REC_WAKE = 68           /* arg: obj; releases waiters of obj */
 };
 
-static inline uint64_t vprof_record_head(unsigned kind, uint64_t ticks) {
+static __inline__ uint64_t vprof_record_head(unsigned kind, uint64_t ticks) {
   return ((uint64_t)kind << VPROF_KIND_SHIFT) | (ticks & VPROF_TICKS_MASK);
 }
-static inline unsigned vprof_record_kind_of(const vprof_record *r) {
+static __inline__ unsigned vprof_record_kind_of(const vprof_record *r) {
   return (unsigned)(r->head >> VPROF_KIND_SHIFT);
 }
-static inline uint64_t vprof_record_ticks(const vprof_record *r) {
+static __inline__ uint64_t vprof_record_ticks(const vprof_record *r) {
   return r->head & VPROF_TICKS_MASK;
 }
 
