@@ -3,6 +3,9 @@
 #include "commands.hpp"
 #include "process.hpp"
 
+#include "vprof/trace_reader.hpp"
+
+#include <cstdio>
 #include <filesystem>
 #include <iomanip>
 #include <iostream>
@@ -105,6 +108,50 @@ int run_run(Context &ctx) {
     ctx.progress("no trace was written: is the program linked with libvprof_rt (built with "
                  "vprof-cc / vprof-c++)?");
   return r.exit_code;
+}
+
+// ---- vprof dump -----------------------------------------------------------------
+
+namespace {
+std::string g_dump_target;
+bool g_dump_headers = false;
+} // namespace
+
+void setup_dump(CLI::App &sub, Context &) {
+  sub.add_option("trace", g_dump_target,
+                 "a trace directory or one .vpt stream (default: the newest under .vprof/traces)");
+  sub.add_flag("--headers-only", g_dump_headers, "only the stream headers");
+  sub.footer("Prints every record as: pid tid ns-since-run-start kind argument, streams in\n"
+             "(pid, sequence) order. A corrupt or truncated trace is reported with the file and\n"
+             "byte offset (exit 3).");
+}
+
+int run_dump(Context &ctx) {
+  fs::path target = g_dump_target;
+  if (target.empty()) {
+    fs::path newest;
+    fs::file_time_type when{};
+    if (fs::is_directory(ctx.cfg.traces_dir()))
+      for (const auto &e : fs::directory_iterator(ctx.cfg.traces_dir()))
+        if (e.is_directory() && (newest.empty() || e.last_write_time() > when)) {
+          newest = e.path();
+          when = e.last_write_time();
+        }
+    if (newest.empty())
+      throw InputError("no trace under " + ctx.cfg.traces_dir().string() + "; name one");
+    target = newest;
+  }
+  if (!fs::exists(target))
+    throw InputError(target.string() + ": no such trace");
+  std::fflush(stdout);
+  try {
+    trace::dump(target, stdout, g_dump_headers);
+  } catch (const trace::TraceError &e) {
+    std::fflush(stdout);
+    throw InputError(e.what());
+  }
+  std::fflush(stdout);
+  return kExitOk;
 }
 
 // ---- vprof clean ----------------------------------------------------------------

@@ -8,6 +8,8 @@ void setup_config(CLI::App &, Context &);
 int run_config(Context &);
 void setup_run(CLI::App &, Context &);
 int run_run(Context &);
+void setup_dump(CLI::App &, Context &);
+int run_dump(Context &);
 void setup_clean(CLI::App &, Context &);
 int run_clean(Context &);
 
@@ -25,6 +27,7 @@ const std::vector<Command> &commands() {
       {"run", "run a command with tracing on; its trace goes to .vprof/traces/", setup_run, run_run},
       {"config", "show the effective settings (vprof.toml merged with flags) and every key",
        setup_config, run_config},
+      {"dump", "print a trace as text, one record per line", setup_dump, run_dump},
       {"clean", "remove traces (and with --all the whole workspace)", setup_clean, run_clean},
     };
     t.insert(t.end(), basic.begin(), basic.end());

@@ -81,3 +81,24 @@ def test_clean_removes_traces_only(vprof, tmp_path):
     assert (tmp_path / ".vprof" / "vprof.db").exists()
     assert call(vprof, "clean", "--all", cwd=tmp_path).returncode == 0
     assert not (tmp_path / ".vprof").exists()
+
+
+def test_dump_reports_corrupt_trace_with_file_and_offset(vprof, tmp_path):
+    bad = tmp_path / "1.0.vpt"
+    bad.write_bytes(b"VPROFTRC" + b"\0" * 20)
+    r = call(vprof, "dump", str(bad), cwd=tmp_path)
+    assert r.returncode == 3
+    assert f"{bad}: offset 28: truncated header" in r.stderr
+
+
+def test_dump_without_any_trace(vprof, tmp_path):
+    r = call(vprof, "dump", cwd=tmp_path)
+    assert r.returncode == 3
+    assert "no trace under" in r.stderr
+
+
+def test_pipeline_commands_need_a_workspace(vprof, tmp_path):
+    for cmd in (["loop"], ["expand"], ["report"]):
+        r = call(vprof, *cmd, cwd=tmp_path)
+        assert r.returncode == 3, cmd
+        assert "run `vprof init`" in r.stderr, cmd
