@@ -1,0 +1,144 @@
+#!/usr/bin/env python3
+"""Overhead of vprof's final plan on the mini database, side by side with an
+uninstrumented build in one run.
+
+Steps: a fresh vprof project for minidb in a temporary folder, `vprof init` + `vprof loop`
+to get the final plan; minidb built twice from the same sources and flags, plainly and
+through vprof-c++ with that plan (annotations and runtime on, tracing to a temp dir); then
+interleaved runs of both builds (plain, instrumented, plain, …) for each configuration,
+reporting the medians of throughput and p99 latency, their ratio, and a bootstrap 95 %
+interval of the ratio of medians.
+
+    benchmarks/minidb/overhead.py [--build-dir build] [--reps 9] [--out FILE.md]
+
+Exit status: 0 ok, 1 a step failed, 2 bad arguments.
+"""
+import argparse
+import datetime
+import os
+import pathlib
+import random
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+CONFIGS = (
+    ("default (fsync on, 100 us page misses)", []),
+    ("CPU-bound (fsync off, no I/O delay)", ["--fsync", "off", "--io-us", "0"]),
+)
+SUMMARY = re.compile(r"^minidb: (.*)$", re.M)
+
+
+def sh(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode != 0:
+        sys.exit(f"overhead: {' '.join(map(str, cmd))} failed ({r.returncode}):\n{r.stdout[-2000:]}{r.stderr[-2000:]}")
+    return r
+
+
+def run_minidb(binary, flags, trace_dir):
+    env = dict(os.environ)
+    env["VPROF_TRACE_DIR"] = str(trace_dir)
+    shutil.rmtree(trace_dir, ignore_errors=True)
+    out = sh([str(binary), "--txns", "3000", *flags], env=env).stdout
+    m = SUMMARY.findall(out)
+    if not m:
+        sys.exit(f"overhead: no summary line from {binary}:\n{out[-1000:]}")
+    kv = dict(item.split("=", 1) for item in m[-1].split())
+    if kv.get("consistent") != "yes":
+        sys.exit(f"overhead: {binary} reported an inconsistent database")
+    return float(kv["tps"]), float(kv["p99_us"])
+
+
+def ratio_ci(a, b, n=2000, seed=1):
+    """Bootstrap 95 % interval of median(b) / median(a)."""
+    rng = random.Random(seed)
+    rs = []
+    for _ in range(n):
+        ra = [rng.choice(a) for _ in a]
+        rb = [rng.choice(b) for _ in b]
+        rs.append(statistics.median(rb) / statistics.median(ra))
+    rs.sort()
+    return rs[int(0.025 * n)], rs[int(0.975 * n) - 1]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build-dir", default=os.environ.get("VPROF_BUILD_DIR", str(ROOT / "build")))
+    ap.add_argument("--reps", type=int, default=9, help="runs of each build per configuration")
+    ap.add_argument("--iterations", type=int, default=4, help="vprof loop iteration budget")
+    ap.add_argument("--out", help="also write the markdown table to this file")
+    args = ap.parse_args()
+    build = pathlib.Path(args.build_dir).resolve()
+    vprof = build / "driver" / "vprof"
+    if not vprof.exists():
+        ap.error(f"{vprof} not found: build vprof first (./test.sh or cmake --build)")
+
+    with tempfile.TemporaryDirectory(prefix="vprof-overhead-") as tmp:
+        tmp = pathlib.Path(tmp)
+        proj = tmp / "project"
+        proj.mkdir()
+        (proj / "vprof.toml").write_text(
+            f'compile_commands = "out/compile_commands.json"\n'
+            f'build = \'make -s -B -C {HERE} OUT={proj}/out CXX="$CXX" all\'\n'
+            f'workload = "out/minidb --txns 3000"\n'
+            f"depth = 1\nk = 3\niterations = {args.iterations}\n")
+        sh(["make", "-s", "-C", str(HERE), f"OUT={proj}/out", "compdb"])
+        print("overhead: vprof init + loop to get the final plan", file=sys.stderr)
+        sh([str(vprof), "-q", "init"], cwd=proj)
+        sh([str(vprof), "-q", "loop"], cwd=proj)
+        it = int(sh(["sqlite3", str(proj / ".vprof" / "vprof.db"),
+                     "SELECT MAX(iteration) FROM analysis_runs"]).stdout.strip())
+        planned = sh(["sqlite3", str(proj / ".vprof" / "vprof.db"),
+                      f"SELECT COUNT(*) FROM plans WHERE iteration = {it}"]).stdout.strip()
+        sites = sh(["sqlite3", str(proj / ".vprof" / "vprof.db"), "SELECT COUNT(*) FROM sites"]).stdout.strip()
+
+        plain, instr = tmp / "plain", tmp / "instr"
+        sh(["make", "-s", "-B", "-C", str(HERE), f"OUT={plain}", "all"])
+        env = dict(os.environ, VPROF_WORKSPACE=str(proj / ".vprof" / "vprof.db"),
+                   VPROF_ITERATION=str(it))
+        sh(["make", "-s", "-B", "-C", str(HERE), f"OUT={instr}",
+            f"CXX={build / 'instrumenter' / 'vprof-c++'}", "all"], env=env)
+
+        rows = []
+        for name, flags in CONFIGS:
+            print(f"overhead: {name}: {args.reps} x 2 interleaved runs", file=sys.stderr)
+            p_tps, p_p99, i_tps, i_p99 = [], [], [], []
+            for rep in range(args.reps):
+                t, p = run_minidb(plain / "minidb", flags, tmp / "trace-plain")
+                p_tps.append(t)
+                p_p99.append(p)
+                t, p = run_minidb(instr / "minidb", flags, tmp / "trace-instr")
+                i_tps.append(t)
+                i_p99.append(p)
+            rows.append((name, p_tps, i_tps, p_p99, i_p99))
+
+    date = datetime.date.today().isoformat()
+    lines = [f"Final plan: iteration {it}, {planned} functions planned, {sites} sites; "
+             f"{args.reps} interleaved runs of each build per configuration, 3000 transactions "
+             f"each; medians; change = instrumented / plain - 1 with a bootstrap 95 % interval. "
+             f"{date}, `benchmarks/minidb/overhead.py --reps {args.reps}`.", "",
+             "| configuration | tps plain | tps vprof | tps change | p99 plain (us) | p99 vprof (us) | p99 change |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+    for name, p_tps, i_tps, p_p99, i_p99 in rows:
+        def change(a, b):
+            lo, hi = ratio_ci(a, b)
+            r = statistics.median(b) / statistics.median(a)
+            return f"{100 * (r - 1):+.1f}% [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]"
+        lines.append(f"| {name} | {statistics.median(p_tps):.0f} | {statistics.median(i_tps):.0f} | "
+                     f"{change(p_tps, i_tps)} | {statistics.median(p_p99):.0f} | "
+                     f"{statistics.median(i_p99):.0f} | {change(p_p99, i_p99)} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        pathlib.Path(args.out).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
