@@ -25,6 +25,8 @@ import subprocess
 import sys
 import tempfile
 
+import vprof_project
+
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 CONFIGS = (
@@ -83,24 +85,18 @@ def main():
         tmp = pathlib.Path(tmp)
         proj = tmp / "project"
         proj.mkdir()
-        (proj / "vprof.toml").write_text(
-            f'compile_commands = "out/compile_commands.json"\n'
-            f'build = \'make -s -B -C {HERE} OUT={proj}/out CXX="$CXX" all\'\n'
-            f'workload = "out/minidb --txns 3000"\n'
-            f"depth = 1\nk = 3\niterations = {args.iterations}\n")
-        sh(["make", "-s", "-C", str(HERE), f"OUT={proj}/out", "compdb"])
         print("overhead: vprof init + loop to get the final plan", file=sys.stderr)
-        sh([str(vprof), "-q", "init"], cwd=proj)
-        sh([str(vprof), "-q", "loop"], cwd=proj)
-        it = int(sh(["sqlite3", str(proj / ".vprof" / "vprof.db"),
-                     "SELECT MAX(iteration) FROM analysis_runs"]).stdout.strip())
-        planned = sh(["sqlite3", str(proj / ".vprof" / "vprof.db"),
-                      f"SELECT COUNT(*) FROM plans WHERE iteration = {it}"]).stdout.strip()
-        sites = sh(["sqlite3", str(proj / ".vprof" / "vprof.db"), "SELECT COUNT(*) FROM sites"]).stdout.strip()
+        try:
+            it, _ = vprof_project.profile(vprof, proj, iterations=args.iterations)
+        except vprof_project.StepFailed as e:
+            sys.exit(f"overhead: {e}")
+        db = vprof_project.workspace_db(proj)
+        planned = sh(["sqlite3", str(db), f"SELECT COUNT(*) FROM plans WHERE iteration = {it}"]).stdout.strip()
+        sites = sh(["sqlite3", str(db), "SELECT COUNT(*) FROM sites"]).stdout.strip()
 
         plain, instr = tmp / "plain", tmp / "instr"
         sh(["make", "-s", "-B", "-C", str(HERE), f"OUT={plain}", "all"])
-        env = dict(os.environ, VPROF_WORKSPACE=str(proj / ".vprof" / "vprof.db"),
+        env = dict(os.environ, VPROF_WORKSPACE=str(db),
                    VPROF_ITERATION=str(it))
         sh(["make", "-s", "-B", "-C", str(HERE), f"OUT={instr}",
             f"CXX={build / 'instrumenter' / 'vprof-c++'}", "all"], env=env)

@@ -148,6 +148,32 @@ def write_png(results, path):
     fig.savefig(path, dpi=120)
 
 
+def profile_policies(args, exe, extra) -> str:
+    """Runs `vprof loop` on minidb once per policy and returns a markdown table of each
+    policy's final top factors (share of Var(L) with its bootstrap interval)."""
+    import tempfile
+
+    import vprof_project
+
+    vprof = args.vprof or pathlib.Path(exe).resolve().parents[2] / "driver" / "vprof"
+    if not pathlib.Path(vprof).exists():
+        raise RuntimeError(f"{vprof}: no vprof driver; pass --vprof")
+    rows = ["", "### Where the variance comes from, per policy (`vprof loop`)", "",
+            "| policy | iterations | rank | factor | share of Var(L) | 95 % CI |",
+            "|---|---:|---:|---|---:|---|"]
+    for pol in POLICIES:
+        print(f"profiling {pol} with vprof loop", file=sys.stderr)
+        with tempfile.TemporaryDirectory(prefix=f"vprof-repro-{pol}-") as tmp:
+            it, report = vprof_project.profile(
+                vprof, tmp, ["--lock-policy", pol, "--seed", str(args.seed), *extra])
+        factors = report["groups"][0]["factors"][:3]
+        for rank, f in enumerate(factors, 1):
+            lo, hi = f.get("share_ci", [f["share"], f["share"]])
+            rows.append(f"| {pol} | {it + 1} | {rank} | `{f['name']}` | {100 * f['share']:.1f} % "
+                        f"| [{100 * lo:.1f}, {100 * hi:.1f}] |")
+    return "\n".join(rows) + "\n"
+
+
 def main() -> int:
     argv = sys.argv[1:]
     extra = []
@@ -161,6 +187,10 @@ def main() -> int:
     ap.add_argument("--out-dir", type=pathlib.Path, default=pathlib.Path("."),
                     help="where lock_policy.md and the plot go (default: .)")
     ap.add_argument("--svg", action="store_true", help="write SVG even if matplotlib exists")
+    ap.add_argument("--profile", action="store_true",
+                    help="also profile both policies with `vprof loop` and add their top factors")
+    ap.add_argument("--vprof", type=pathlib.Path,
+                    help="vprof driver for --profile (default: <build dir>/driver/vprof)")
     args = ap.parse_args(argv)
     if args.reps < 1:
         print("repro_lock_policy.py: --reps must be >= 1", file=sys.stderr)
@@ -184,6 +214,12 @@ def main() -> int:
         return 1
     cmdline = "benchmarks/minidb/repro_lock_policy.py " + " ".join(sys.argv[1:])
     table = markdown(results, args, cmdline.strip())
+    if args.profile:
+        try:
+            table += profile_policies(args, exe, extra)
+        except (RuntimeError, OSError) as e:
+            print(f"repro_lock_policy.py: profiling failed: {e}", file=sys.stderr)
+            return 1
     args.out_dir.mkdir(parents=True, exist_ok=True)
     (args.out_dir / "lock_policy.md").write_text(table)
     plot = None

@@ -1,0 +1,43 @@
+"""A throw-away vprof project for the mini database: compile database, `vprof init`,
+`vprof loop`; shared by overhead.py and repro_lock_policy.py."""
+import json
+import pathlib
+import subprocess
+
+HERE = pathlib.Path(__file__).resolve().parent
+
+
+class StepFailed(RuntimeError):
+    """A command of the pipeline failed; the message holds its output's tail."""
+
+
+def _run(cmd, cwd=None, env=None):
+    r = subprocess.run([str(c) for c in cmd], cwd=cwd, env=env, capture_output=True, text=True)
+    if r.returncode != 0:
+        raise StepFailed(f"{' '.join(map(str, cmd))} failed ({r.returncode}):\n"
+                         f"{r.stdout[-1500:]}{r.stderr[-1500:]}")
+    return r.stdout
+
+
+def profile(vprof, proj, minidb_flags=(), iterations=4, k=3, depth=1):
+    """Creates the project in `proj` (an empty folder), runs init and loop, and returns
+    (final analysed iteration, its report as parsed JSON)."""
+    proj = pathlib.Path(proj)
+    flags = " ".join(minidb_flags)
+    (proj / "vprof.toml").write_text(
+        'compile_commands = "out/compile_commands.json"\n'
+        f'build = \'make -s -B -C {HERE} OUT={proj}/out CXX="$CXX" all\'\n'
+        f'workload = "out/minidb --txns 3000 {flags}"\n'
+        f"depth = {depth}\nk = {k}\niterations = {iterations}\n")
+    _run(["make", "-s", "-C", HERE, f"OUT={proj}/out", "compdb"])
+    _run([vprof, "-q", "init"], cwd=proj)
+    _run([vprof, "-q", "loop"], cwd=proj)
+    reports = sorted((proj / ".vprof" / "reports").glob("iter-*.json"),
+                     key=lambda p: int(p.stem.split("-")[1]))
+    if not reports:
+        raise StepFailed(f"{proj}: vprof loop wrote no report")
+    return int(reports[-1].stem.split("-")[1]), json.loads(reports[-1].read_text())
+
+
+def workspace_db(proj):
+    return pathlib.Path(proj) / ".vprof" / "vprof.db"
