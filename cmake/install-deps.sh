@@ -6,7 +6,7 @@ set -euo pipefail
 PKGS=(
   # toolchain
   g++ cmake ninja-build ccache make
-  clang-19 libclang-19-dev llvm-19-dev
+  clang-19 libclang-19-dev llvm-19-dev clang-format-19
   # libraries
   libboost-graph-dev libeigen3-dev libsqlite3-dev sqlite3
   libtomlplusplus-dev libcli11-dev libfmt-dev nlohmann-json3-dev
