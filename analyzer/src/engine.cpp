@@ -654,6 +654,9 @@ void Engine::end_interval(std::int32_t ti, std::uint64_t id, std::int64_t e) {
 
 void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_t t) {
   Thread &th = threads_[ti];
+  // A wait pairs only with a release written after the wait began: at VPROF_SYNC=1 the
+  // runtime skips releases that found no waiter, and a waiter that blocks between that
+  // check and the unlock must not be paired with an older release (it gets no edge).
   auto acquire = [&](Category cat, WaitKind wk, bool need_after_wb) {
     if (th.waiting && th.wkind == wk) {
       std::int32_t src = -1;
@@ -677,12 +680,12 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
   };
   switch (kind) {
   case VPROF_REC_LOCK_WAIT: begin_wait(th, t, kMutex); break;
-  case VPROF_REC_LOCK_ACQUIRE: acquire(kCatLock, kMutex, false); break;
+  case VPROF_REC_LOCK_ACQUIRE: acquire(kCatLock, kMutex, true); break;
   case VPROF_REC_LOCK_RELEASE: release(kCatLock); break;
   case VPROF_REC_RWLOCK_WAIT_RD:
   case VPROF_REC_RWLOCK_WAIT_WR: begin_wait(th, t, kRwlock); break;
   case VPROF_REC_RWLOCK_ACQUIRE_RD:
-  case VPROF_REC_RWLOCK_ACQUIRE_WR: acquire(kCatRw, kRwlock, false); break;
+  case VPROF_REC_RWLOCK_ACQUIRE_WR: acquire(kCatRw, kRwlock, true); break;
   case VPROF_REC_RWLOCK_RELEASE: release(kCatRw); break;
   case VPROF_REC_COND_WAIT_BEGIN: begin_wait(th, t, kCond); break;
   case VPROF_REC_COND_WAIT_END: acquire(kCatCond, kCond, true); break;
@@ -697,7 +700,7 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
   case VPROF_REC_COND_SIGNAL:
   case VPROF_REC_COND_BROADCAST: release(kCatCond); break;
   case VPROF_REC_SEM_WAIT: begin_wait(th, t, kSem); break;
-  case VPROF_REC_SEM_ACQUIRE: acquire(kCatSem, kSem, false); break;
+  case VPROF_REC_SEM_ACQUIRE: acquire(kCatSem, kSem, true); break;
   case VPROF_REC_SEM_POST: release(kCatSem); break;
   case VPROF_REC_WAIT_BEGIN: begin_wait(th, t, kCustom); break;
   case VPROF_REC_WAIT_END: acquire(kCatCustom, kCustom, false); break;
