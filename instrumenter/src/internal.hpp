@@ -56,6 +56,11 @@ private:
 // Normalised absolute path (weakly canonical) of `p` relative to `cwd`.
 std::string normal_path(const std::string &p, const std::string &cwd);
 
+// True for locations in vprof's own headers (<vprof/vprof.h>, <vprof/vprof.hpp>,
+// <vprof/probe.h>, <vprof/trace_format.h>): the profiler, not the program. Their
+// functions are neither call-graph nodes nor roots, and calls to them get no probe.
+bool vprof_header(const clang::SourceManager &sm, clang::SourceLocation loc);
+
 // The position that identifies a call site (stable across iterations and shared by
 // the `calls` and `sites` tables): the member name of member calls, the operator of
 // operator calls, the closing parenthesis of other calls, else the start.

@@ -38,6 +38,7 @@ struct Site {
   unsigned line = 0, col = 0;  // identifying position
   std::size_t fn = 0;          // index into State::fns
   std::string callee_usr, callee_name;
+  bool dependent = false; // a template's unresolved call: callee taken from the scan's edge
   std::int64_t id = 0;
 };
 
@@ -208,6 +209,10 @@ private:
       }
       if (isa<CXXConversionDecl>(callee))
         return;
+      // vprof's own API (vprof::interval::end(), guards): timing it would straddle the
+      // interval's end.
+      if (detail::vprof_header(sm_, callee->getLocation()))
+        return;
       // Trivial library helpers (std::move, std::forward, size()): constexpr and in a
       // system header.
       if (callee->isConstexpr() && sm_.isInSystemHeader(sm_.getExpansionLoc(callee->getLocation())))
@@ -282,6 +287,8 @@ private:
       s.callee_usr = usr_of(c);
       s.callee_name = detail::display_name(c, sm_);
     } else if (auto *ce = dyn_cast<CallExpr>(e)) {
+      const Expr *c = ce->getCallee()->IgnoreParenImpCasts();
+      s.dependent = isa<CXXDependentScopeMemberExpr, UnresolvedMemberExpr, UnresolvedLookupExpr>(c);
       s.callee_name = std::string(Lexer::getSourceText(
           CharSourceRange::getTokenRange(ce->getCallee()->getSourceRange()), sm_, lo));
       if (s.callee_name.size() > 80)
@@ -512,6 +519,8 @@ void assign_ids(ws::Database &db, State &st) {
   auto ins = db.prepare(
       "INSERT OR IGNORE INTO sites(kind, function, callee, callee_name, file, line, col) "
       "VALUES(?,?,?,?,?,?,?)");
+  auto resolved = db.prepare("SELECT min(callee), count(DISTINCT callee) FROM calls WHERE "
+                             "caller = ? AND file = ? AND line = ? AND col = ?");
   auto sel = db.prepare("SELECT id FROM sites WHERE kind = ? AND function = ? AND file = ? AND "
                         "line = ? AND col = ?");
   for (Site &s : st.sites) {
@@ -522,6 +531,15 @@ void assign_ids(ws::Database &db, State &st) {
     if (!s.callee_usr.empty()) {
       auto it = callee_ids.find(s.callee_usr);
       cid = it != callee_ids.end() ? it->second : (callee_ids[s.callee_usr] = lookup(s.callee_usr));
+    }
+    if (!cid && s.dependent) {
+      // The scan resolved the call in the instantiations: one callee for all of them
+      // names the site's callee; several (or none) leave it NULL.
+      resolved.bind(1, fid).bind(2, st.main_path);
+      resolved.bind(3, static_cast<std::int64_t>(s.line)).bind(4, static_cast<std::int64_t>(s.col));
+      if (resolved.step() && resolved.int64(1) == 1)
+        cid = resolved.int64(0);
+      resolved.reset();
     }
     if (cid)
       ins.bind(3, cid);

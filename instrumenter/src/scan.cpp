@@ -27,6 +27,7 @@ namespace {
 using namespace clang;
 using detail::canonical_fn;
 using detail::usr_of;
+using detail::vprof_header;
 
 struct FnInfo {
   std::string name, file;
@@ -39,13 +40,44 @@ struct Edge {
   unsigned line, col;
 };
 
+// A call through a function pointer (or member-function pointer): its candidate callees
+// are the address-taken functions whose type key is one of `keys` (see type_keys).
+struct IndirectCall {
+  std::string caller, file;
+  unsigned line, col;
+  std::vector<std::string> keys;
+  bool member = false; // through a pointer to member: overrides of the targets count too
+};
+
 // What one TU contributes.
 struct TuGraph {
   std::unordered_map<std::string, FnInfo> fns;
   std::vector<Edge> edges;
   std::vector<Edge> virtual_calls; // callee = the statically named method
   std::vector<std::pair<std::string, std::string>> overrides; // base, override
+  std::vector<IndirectCall> indirect_calls;
+  std::vector<std::pair<std::string, std::string>> address_taken; // usr, type key
 };
+
+// Type keys that match function pointers to functions (a string, comparable across TUs):
+// "P:<ret>(<params>[,...])" for a prototype, "N:<ret>" for a C function without one.
+// Exception specifications and method qualifiers are ignored (a superset, not a miss).
+std::string proto_key(const FunctionType *ft, const ASTContext &ctx, bool member) {
+  PrintingPolicy pp(ctx.getLangOpts());
+  pp.SuppressTagKeyword = false;
+  auto str = [&](QualType t) { return t.getCanonicalType().getUnqualifiedType().getAsString(pp); };
+  std::string ret = str(ft->getReturnType());
+  std::string pre = member ? "M" : "";
+  const auto *fp = dyn_cast<FunctionProtoType>(ft);
+  if (!fp)
+    return pre + "N:" + ret;
+  std::string k = pre + "P:" + ret + "(";
+  for (unsigned i = 0; i < fp->getNumParams(); ++i)
+    k += (i ? "," : "") + str(fp->getParamType(i));
+  if (fp->isVariadic())
+    k += fp->getNumParams() ? ",..." : "...";
+  return k + ")";
+}
 
 class GraphVisitor : public RecursiveASTVisitor<GraphVisitor> {
 public:
@@ -64,8 +96,10 @@ public:
       note(fd, true); // a definition in the source, though without a body to walk
     if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isDefaulted() || fd->isDeleted())
       return RecursiveASTVisitor::TraverseDecl(d);
-    // System headers are external libraries: their bodies are not walked.
-    if (sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation())))
+    // System headers are external libraries: their bodies are not walked. vprof's own
+    // headers are the profiler itself.
+    if (sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation())) ||
+        vprof_header(sm_, fd->getLocation()))
       return true;
     std::string u = note(fd, true);
     if (u.empty())
@@ -115,17 +149,35 @@ public:
   }
 
   bool VisitCallExpr(CallExpr *ce) {
+    const Expr *callee_expr = ce->getCallee()->IgnoreParenImpCasts();
+    if (const auto *dre = dyn_cast<DeclRefExpr>(callee_expr))
+      callee_refs_.insert(dre); // a call by name does not take the address
     if (stack_.empty())
       return true;
     const FunctionDecl *callee = ce->getDirectCallee();
     if (!callee)
-      return true;
+      return indirect(ce), true;
     if (unsigned id = callee->getBuiltinID())
       if (!ctx_.BuiltinInfo.isPredefinedLibFunction(id))
         return true;
     if (const IdentifierInfo *ii = callee->getIdentifier())
-      if (ii->getName().starts_with("vprof_interval_begin"))
-        g_.fns[stack_.back()].annotated = true;
+      if (ii->getName().starts_with("vprof_interval_"))
+        mark_annotated();
+    if (vprof_header(sm_, callee->getLocation())) {
+      // vprof::interval::end() works on behalf of the interval like the C calls.
+      if (const auto *md = dyn_cast<CXXMethodDecl>(callee))
+        if (annotation_guard(md->getParent()) && md->getIdentifier() &&
+            md->getName() == "end")
+          mark_annotated();
+      return true;
+    }
+    // A captureless lambda converted to a function pointer: its call operator may be
+    // called through that pointer.
+    if (const auto *conv = dyn_cast<CXXConversionDecl>(callee))
+      if (conv->getParent()->isLambda() && conv->getConversionType()->isPointerType())
+        if (const CXXMethodDecl *op = conv->getParent()->getLambdaCallOperator())
+          if (const auto *ft = op->getType()->getAs<FunctionType>())
+            take_address(op, ft, false);
     std::string kind = "direct";
     if (isa<CXXOperatorCallExpr>(ce)) {
       kind = "operator";
@@ -142,7 +194,23 @@ public:
     return true;
   }
 
+  // A function named other than as the callee of a call has its address taken: it may
+  // be called through a pointer anywhere in the program.
+  bool VisitDeclRefExpr(DeclRefExpr *e) {
+    const auto *fd = dyn_cast<FunctionDecl>(e->getDecl());
+    if (!fd || callee_refs_.count(e) || fd->getBuiltinID())
+      return true;
+    const auto *md = dyn_cast<CXXMethodDecl>(fd);
+    bool member = md && md->isInstance();
+    if (const auto *ft = fd->getType()->getAs<FunctionType>())
+      take_address(fd, ft, member);
+    return true;
+  }
+
   bool VisitCXXConstructExpr(CXXConstructExpr *e) {
+    // Constructing a vprof::interval / vprof::attachment guard begins or attaches.
+    if (!stack_.empty() && e->getConstructor() && annotation_guard(e->getConstructor()->getParent()))
+      mark_annotated();
     if (!stack_.empty() && user_code(e->getConstructor()))
       add_edge("ctor", e->getConstructor(), e->getBeginLoc());
     return true;
@@ -170,7 +238,82 @@ public:
 private:
   bool user_code(const FunctionDecl *fd) const {
     return fd && fd->isUserProvided() &&
-           !sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation()));
+           !sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation())) &&
+           !vprof_header(sm_, fd->getLocation());
+  }
+
+  // The RAII guards of <vprof/vprof.hpp> that begin an interval or attach to one.
+  bool annotation_guard(const CXXRecordDecl *rd) const {
+    if (!rd || !vprof_header(sm_, rd->getLocation()))
+      return false;
+    std::string n = rd->getQualifiedNameAsString();
+    return n == "vprof::interval" || n == "vprof::attachment";
+  }
+
+  // The function being walked works on behalf of an interval: a default root.
+  void mark_annotated() {
+    if (!stack_.empty())
+      g_.fns[stack_.back()].annotated = true;
+  }
+
+  std::string ret_key(const FunctionType *ft) const {
+    PrintingPolicy pp(ctx_.getLangOpts());
+    pp.SuppressTagKeyword = false;
+    return ft->getReturnType().getCanonicalType().getUnqualifiedType().getAsString(pp);
+  }
+
+  // Records `fd` as address-taken under its type key and under "R:<ret>" (reached by
+  // calls through pointers without a prototype).
+  void take_address(const FunctionDecl *fd, const FunctionType *ft, bool member) {
+    if (vprof_header(sm_, fd->getLocation()))
+      return;
+    std::string u = note(fd, false);
+    if (u.empty())
+      return;
+    std::string pre = member ? "M" : "";
+    g_.address_taken.emplace_back(u, proto_key(ft, ctx_, member));
+    if (isa<FunctionProtoType>(ft))
+      g_.address_taken.emplace_back(u, pre + "R:" + ret_key(ft));
+  }
+
+  // A call without a direct callee: through a pointer to function or to member function.
+  void indirect(const CallExpr *ce) {
+    const Expr *c = ce->getCallee()->IgnoreParens();
+    QualType t;
+    bool member = false;
+    if (const auto *bo = dyn_cast<BinaryOperator>(c); bo && bo->isPtrMemOp()) {
+      t = bo->getRHS()->getType();
+      if (const auto *mp = t->getAs<MemberPointerType>())
+        t = mp->getPointeeType();
+      member = true;
+    } else {
+      t = c->getType();
+      if (t->isPointerType() || t->isReferenceType() || t->isBlockPointerType())
+        t = t->getPointeeType();
+    }
+    if (t.isNull() || t->isDependentType())
+      return; // a template pattern: its instantiations are walked instead
+    const auto *ft = t->getAs<FunctionType>();
+    if (!ft)
+      return; // pseudo-destructors, dependent callees, functors
+    IndirectCall ic;
+    ic.caller = stack_.back();
+    ic.member = member;
+    SourceLocation l = sm_.getExpansionLoc(detail::site_loc(ce));
+    ic.file = paths_.path(l);
+    ic.line = sm_.getExpansionLineNumber(l);
+    ic.col = sm_.getExpansionColumnNumber(l);
+    // The exact type; and, for C, the functions defined without a prototype returning the
+    // same type (they may sit behind a prototyped pointer), or - for a pointer without a
+    // prototype - every function returning that type.
+    std::string pre = member ? "M" : "";
+    std::string ret = ret_key(ft);
+    ic.keys.push_back(proto_key(ft, ctx_, member));
+    if (isa<FunctionProtoType>(ft))
+      ic.keys.push_back(pre + "N:" + ret);
+    else
+      ic.keys.push_back(pre + "R:" + ret);
+    g_.indirect_calls.push_back(std::move(ic));
   }
 
   // Records the node for `fd` (its pattern) and returns its USR.
@@ -207,6 +350,7 @@ private:
   TuGraph &g_;
   detail::PathCache paths_;
   std::vector<std::string> stack_; // USRs of the functions being walked
+  std::unordered_set<const DeclRefExpr *> callee_refs_; // callees of calls by name
 };
 
 class GraphConsumer : public ASTConsumer {
@@ -334,7 +478,10 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
       ids[st.text(0)] = st.int64(1);
   }
   wsdb.exec("DELETE FROM calls");
+  wsdb.exec("UPDATE functions SET annotated = 0"); // recomputed from the sources
   std::vector<Edge> vcalls;
+  std::vector<IndirectCall> icalls;
+  std::unordered_map<std::string, std::set<std::string>> taken; // type key -> USRs
   std::unordered_map<std::string, std::vector<std::string>> overrides;
   const auto &cmds = db.commands();
   for (std::size_t i = 0; i < cmds.size(); ++i) {
@@ -354,25 +501,34 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
       vcalls.push_back(std::move(e));
     for (auto &[b, d] : g.overrides)
       overrides[b].push_back(d);
+    for (auto &c : g.indirect_calls)
+      icalls.push_back(std::move(c));
+    for (auto &[u, k] : g.address_taken)
+      taken[k].insert(u);
   }
+  // Every known override of `base` (transitively), in any TU.
+  auto overriders = [&](const std::string &base) {
+    std::set<std::string> seen;
+    std::vector<std::string> todo{base};
+    while (!todo.empty()) {
+      std::string b = todo.back();
+      todo.pop_back();
+      auto it = overrides.find(b);
+      if (it == overrides.end())
+        continue;
+      for (const auto &d : it->second)
+        if (seen.insert(d).second)
+          todo.push_back(d);
+    }
+    return seen;
+  };
   // A virtual call may reach every known override, in any TU.
   if (!vcalls.empty()) {
     ws::Transaction tx(wsdb);
     auto ins = wsdb.prepare("INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col) "
                             "VALUES(?,?,'virtual',?,?,?)");
     for (const Edge &e : vcalls) {
-      std::set<std::string> seen;
-      std::vector<std::string> todo{e.callee};
-      while (!todo.empty()) {
-        std::string b = todo.back();
-        todo.pop_back();
-        auto it = overrides.find(b);
-        if (it == overrides.end())
-          continue;
-        for (const auto &d : it->second)
-          if (seen.insert(d).second)
-            todo.push_back(d);
-      }
+      std::set<std::string> seen = overriders(e.callee);
       auto a = ids.find(e.caller);
       for (const auto &d : seen) {
         auto b = ids.find(d);
@@ -380,6 +536,42 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
           continue;
         ins.bind(1, a->second).bind(2, b->second).bind(3, e.file);
         ins.bind(4, static_cast<std::int64_t>(e.line)).bind(5, static_cast<std::int64_t>(e.col));
+        ins.run();
+      }
+    }
+    tx.commit();
+  }
+  // A call through a pointer may reach every defined function of a matching type whose
+  // address is taken somewhere in the program (kind 'indirect', a sound over-approximation
+  // for type-correct code; see docs/instrumenter.md).
+  if (!icalls.empty()) {
+    std::unordered_set<std::int64_t> defined;
+    {
+      auto st = wsdb.prepare("SELECT id FROM functions WHERE defined = 1");
+      while (st.step())
+        defined.insert(st.int64(0));
+    }
+    ws::Transaction tx(wsdb);
+    auto ins = wsdb.prepare("INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col) "
+                            "VALUES(?,?,'indirect',?,?,?)");
+    for (const IndirectCall &c : icalls) {
+      std::set<std::string> targets;
+      for (const auto &k : c.keys)
+        if (auto it = taken.find(k); it != taken.end())
+          targets.insert(it->second.begin(), it->second.end());
+      if (c.member) // a pointer to a virtual member function dispatches to overrides
+        for (const auto &t : std::set<std::string>(targets))
+          for (const auto &d : overriders(t))
+            targets.insert(d);
+      auto a = ids.find(c.caller);
+      if (a == ids.end())
+        continue;
+      for (const auto &t : targets) {
+        auto b = ids.find(t);
+        if (b == ids.end() || !defined.count(b->second))
+          continue;
+        ins.bind(1, a->second).bind(2, b->second).bind(3, c.file);
+        ins.bind(4, static_cast<std::int64_t>(c.line)).bind(5, static_cast<std::int64_t>(c.col));
         ins.run();
       }
     }

@@ -172,6 +172,18 @@ const std::string &PathCache::path(SourceLocation loc) {
   return cache_.emplace(id.getHashValue(), std::move(p)).first->second;
 }
 
+bool vprof_header(const SourceManager &sm, SourceLocation loc) {
+  loc = sm.getExpansionLoc(loc);
+  if (loc.isInvalid())
+    return false;
+  auto fe = sm.getFileEntryRefForID(sm.getFileID(loc));
+  if (!fe)
+    return false;
+  StringRef n = fe->getName();
+  return n.ends_with("vprof/vprof.h") || n.ends_with("vprof/vprof.hpp") ||
+         n.ends_with("vprof/probe.h") || n.ends_with("vprof/trace_format.h");
+}
+
 SourceLocation site_loc(const Expr *call) {
   if (const auto *mc = dyn_cast<CXXMemberCallExpr>(call)) {
     if (const auto *me = dyn_cast<MemberExpr>(mc->getCallee()->IgnoreParens()))
@@ -181,6 +193,19 @@ SourceLocation site_loc(const Expr *call) {
   if (const auto *oc = dyn_cast<CXXOperatorCallExpr>(call))
     if (oc->getOperatorLoc().isValid())
       return oc->getOperatorLoc();
+  // In a template pattern a member call on a dependent object is a plain CallExpr whose
+  // callee names the member; its instantiations are CXXMemberCallExprs. Both must give
+  // the same position (the scan walks instantiations, the rewriter the pattern).
+  if (const auto *ce = dyn_cast<CallExpr>(call)) {
+    const Expr *c = ce->getCallee()->IgnoreParens();
+    if (const auto *dm = dyn_cast<CXXDependentScopeMemberExpr>(c); dm && dm->getMemberLoc().isValid())
+      return dm->getMemberLoc();
+    if (const auto *um = dyn_cast<UnresolvedMemberExpr>(c); um && um->getMemberLoc().isValid())
+      return um->getMemberLoc();
+    if (const auto *me = dyn_cast<MemberExpr>(c); me && me->getMemberLoc().isValid() &&
+                                                   isa<CXXMethodDecl>(me->getMemberDecl()))
+      return me->getMemberLoc();
+  }
   if (const auto *ce = dyn_cast<CallExpr>(call))
     if (ce->getRParenLoc().isValid())
       return ce->getRParenLoc();

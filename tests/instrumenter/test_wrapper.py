@@ -15,10 +15,10 @@ MAIN_C = r'''#include <stdio.h>
 #include "util.h"
 int main(void) {
   int s = 0;
-  int (*fp)(int) = other; /* no call edge: other.c stays outside the plan */
+  int (*fp)(int) = twice; /* indirect call: an edge to twice; other.c stays outside the plan */
   for (int i = 0; i < 5; i++)
     s += twice(i);
-  printf("s=%d nested=%d other=%d\n", s, nested(3), fp(2));
+  printf("s=%d nested=%d fp=%d\n", s, nested(3), fp(2));
   return 0;
 }
 '''

@@ -1,0 +1,280 @@
+// Unit tests of the call graph the scan builds for accuracy: default roots (every function
+// that begins, ends, attaches to or detaches from an interval, C and C++ guards), candidate
+// edges of calls through pointers (kind `indirect`), and the agreement of call edges with
+// the rewriter's call-site rows (same file, line, column), which `expand` relies on.
+#include <vprof/instrumenter.hpp>
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+namespace {
+
+using namespace vprof;
+namespace fs = std::filesystem;
+
+// An in-memory workspace plus in-memory source files (one compile command each).
+struct Graph {
+  ws::Database db{":memory:"};
+  instr::CompileDb cdb;
+  instr::ParseOptions opt;
+  std::vector<instr::CompileCommand> cmds;
+
+  void add(const std::string &file, const std::string &code, std::vector<std::string> flags = {}) {
+    instr::CompileCommand cmd;
+    cmd.file = file;
+    cmd.directory = fs::temp_directory_path().string();
+    cmd.args = {file.ends_with(".c") ? "cc" : "c++"};
+    for (auto &f : flags)
+      cmd.args.push_back(f);
+    cmd.args.push_back("-c");
+    cmd.args.push_back(file);
+    cdb.add(cmd);
+    cmds.push_back(cmd);
+    opt.quiet = true;
+    opt.virtual_files[file] = code;
+  }
+  void scan() { ASSERT_EQ(instr::scan(db, cdb, opt).failed, 0); }
+  std::int64_t scalar(const std::string &sql) {
+    auto st = db.prepare(sql);
+    return st.step() && !st.is_null(0) ? st.int64(0) : -1;
+  }
+  std::set<std::string> names(const std::string &sql) {
+    std::set<std::string> out;
+    auto st = db.prepare(sql);
+    while (st.step())
+      out.insert(st.text(0));
+    return out;
+  }
+  // Callees of `caller`'s edges of `kind`.
+  std::set<std::string> callees(const std::string &caller, const std::string &kind) {
+    return names("SELECT g.name FROM calls c JOIN functions f ON f.id = c.caller JOIN functions "
+                 "g ON g.id = c.callee WHERE f.name = '" +
+                 caller + "' AND c.kind = '" + kind + "'");
+  }
+  std::int64_t height(const std::string &name) {
+    return scalar("SELECT height FROM functions WHERE name = '" + name + "'");
+  }
+};
+
+using Names = std::set<std::string>;
+
+TEST(Roots, EveryIntervalCallMarksItsFunction) {
+  Graph g;
+  g.add("/virtual/roots.c",
+        "#include <stdint.h>\n#include <vprof/vprof.h>\n"
+        "void work(void) {}\n"
+        "void begins(void) { uint64_t iv; VPROF_INTERVAL_BEGIN(iv, \"a\"); (void)iv; }\n"
+        "void begins_id(uint64_t id) { VPROF_INTERVAL_BEGIN_ID(id, \"b\"); }\n"
+        "void serves(uint64_t id) { VPROF_ATTACH(id); work(); VPROF_INTERVAL_END(id); }\n"
+        "void ends(uint64_t id) { work(); VPROF_INTERVAL_END(id); }\n"
+        "void hands_off(uint64_t id) { work(); VPROF_DETACH(id); }\n"
+        "void plain(void) { work(); }\n");
+  g.scan();
+  EXPECT_EQ(g.names("SELECT name FROM functions WHERE annotated = 1"),
+            (Names{"begins", "begins_id", "serves", "ends", "hands_off"}));
+  // They are the default roots of plan 0.
+  instr::PlanOptions po;
+  EXPECT_EQ(instr::plan(g.db, po), 5);
+  EXPECT_EQ(g.scalar("SELECT count(*) FROM plans p JOIN functions f ON f.id = p.function "
+                     "WHERE f.name = 'serves' AND p.reason = 'root'"),
+            1);
+  // The runtime's API is not part of the program's call graph.
+  EXPECT_EQ(g.scalar("SELECT count(*) FROM functions WHERE name LIKE 'vprof%'"), 0);
+}
+
+TEST(Roots, CxxGuardsMarkTheUserFunctionNeverTheHeader) {
+  Graph g;
+  g.add("/virtual/guards.cpp",
+        "#include <vprof/vprof.hpp>\n"
+        "void work() {}\n"
+        "void handle() { VPROF_SCOPED_INTERVAL(iv, \"req\"); work(); }\n"
+        "void early(vprof::interval &iv) { work(); iv.end(); }\n"
+        "void serve(unsigned long id) { vprof::attachment a(id); work(); }\n"
+        "template <class F> void run(F f) { f(); }\n"
+        "void pool(unsigned long id) { run([id] { vprof::attachment a(id); work(); }); }\n"
+        "void other() { vprof::custom_wait w(nullptr); work(); }\n",
+        {"-std=c++17"});
+  g.scan();
+  Names annotated = g.names("SELECT name FROM functions WHERE annotated = 1");
+  EXPECT_TRUE(annotated.count("handle"));
+  EXPECT_TRUE(annotated.count("early"));
+  EXPECT_TRUE(annotated.count("serve"));
+  EXPECT_FALSE(annotated.count("other")) << "custom_wait is not an interval mark";
+  EXPECT_FALSE(annotated.count("pool")) << "the lambda works for the interval, not pool";
+  bool lambda = false;
+  for (const auto &n : annotated)
+    lambda |= n.starts_with("pool::lambda@");
+  EXPECT_TRUE(lambda);
+  // Nothing from vprof's headers: no nodes, no edges into them.
+  EXPECT_EQ(g.scalar("SELECT count(*) FROM functions WHERE name LIKE 'vprof::%' OR file LIKE "
+                     "'%/vprof/vprof.hpp'"),
+            0);
+  EXPECT_EQ(g.callees("handle", "ctor"), Names{});
+  EXPECT_EQ(g.callees("handle", "direct"), Names{"work"});
+}
+
+TEST(Indirect, CallsThroughPointersReachAddressTakenFunctionsOfTheType) {
+  Graph g;
+  // The table is filled in one TU and called through in another.
+  g.add("/virtual/table.c",
+        "typedef void (*handler)(int);\n"
+        "void leaf(void) {}\n"
+        "void on_a(int x) { (void)x; }\n"
+        "void on_b(int x) { (void)x; leaf(); }\n"
+        "int on_int(int x) { return x; }\n" // taken, other type
+        "void not_taken(int x) { (void)x; }\n"
+        "handler table[2] = {on_a, &on_b};\n"
+        "int (*iptr)(int) = on_int;\n");
+  g.add("/virtual/use.c",
+        "typedef void (*handler)(int);\n"
+        "extern handler table[2];\n"
+        "void not_taken(int x);\n"
+        "void dispatch(int k) { table[k](k); not_taken(k); }\n"
+        "void via_ref(void (*fp)(int)) { (*fp)(1); }\n");
+  g.scan();
+  EXPECT_EQ(g.callees("dispatch", "indirect"), (Names{"on_a", "on_b"}));
+  EXPECT_EQ(g.callees("dispatch", "direct"), Names{"not_taken"});
+  EXPECT_EQ(g.callees("via_ref", "indirect"), (Names{"on_a", "on_b"}));
+  // All candidates of one call share its position.
+  EXPECT_EQ(g.scalar("SELECT count(DISTINCT c.file || ':' || c.line || ':' || c.col) FROM calls c "
+                     "JOIN functions f ON f.id = c.caller WHERE f.name = 'dispatch' AND "
+                     "c.kind = 'indirect'"),
+            1);
+  // Heights follow the candidate edges: dispatch -> on_b -> leaf.
+  EXPECT_EQ(g.height("on_b"), 1);
+  EXPECT_EQ(g.height("dispatch"), 2);
+  // A plan reaches the candidates through the pointer.
+  instr::PlanOptions po;
+  po.roots = {"dispatch"};
+  po.depth = 1;
+  EXPECT_EQ(instr::plan(g.db, po), 4); // dispatch, on_a, on_b, not_taken
+}
+
+TEST(Indirect, CWithoutPrototypesMatchesByReturnType) {
+  Graph g;
+  g.add("/virtual/kr.c",
+        "int one(int x) { return x; }\n"
+        "int two(void) { return 2; }\n"
+        "void three(int x) { (void)x; }\n"
+        "int oldstyle() { return 4; }\n"
+        "void *keep[] = {(void *)one, (void *)two, (void *)three, (void *)oldstyle};\n"
+        "int call_any(int (*fp)()) { return fp(); }\n"
+        "int call_int(int (*fp)(int)) { return fp(1); }\n",
+        {"-std=gnu11"});
+  g.scan();
+  EXPECT_EQ(g.callees("call_any", "indirect"), (Names{"one", "two", "oldstyle"}));
+  EXPECT_EQ(g.callees("call_int", "indirect"), (Names{"one", "oldstyle"}));
+}
+
+TEST(Indirect, MemberPointersAndLambdasConvertedToPointers) {
+  Graph g;
+  g.add("/virtual/mp.cpp",
+        "struct B { virtual int f(int x) { return x; } int g(int x) { return -x; } "
+        "virtual ~B() = default; };\n"
+        "struct D : B { int f(int x) override { return 2 * x; } };\n"
+        "int free_fn(int x) { return x + 1; }\n"
+        "int via_member(B &b, int (B::*pm)(int)) { return (b.*pm)(3); }\n"
+        "int via_pointer(int (*fp)(int)) { return fp(3); }\n"
+        "int main() {\n"
+        "  D d;\n"
+        "  int (*fp)(int) = [](int x) { return x * 3; };\n"
+        "  return via_member(d, &B::f) + via_pointer(fp) + via_pointer(free_fn);\n"
+        "}\n",
+        {"-std=c++17"});
+  g.scan();
+  EXPECT_EQ(g.callees("via_member", "indirect"), (Names{"B::f", "D::f"}))
+      << "B::g's address is never taken";
+  Names p = g.callees("via_pointer", "indirect");
+  EXPECT_TRUE(p.count("free_fn"));
+  EXPECT_EQ(p.size(), 2u);
+  bool lambda = false;
+  for (const auto &n : p)
+    lambda |= n.starts_with("main::lambda@");
+  EXPECT_TRUE(lambda) << "the lambda converted to a function pointer is a candidate";
+}
+
+// The analyzer's expand adds the callees of the `calls` edges at a call site's position:
+// every probed call site must find its edges by (function, file, line, col).
+TEST(Sites, CallSiteRowsMatchTheScansEdges) {
+  Graph g;
+  g.add("/virtual/sites.cpp",
+        "struct Shape { virtual int area() const { return 0; } virtual ~Shape() = default; };\n"
+        "struct Sq : Shape { int s = 2; int area() const override { return s * s; } };\n"
+        "int tri(int x) { return x; }\n"
+        "int (*op)(int) = tri;\n"
+        "template <class T> struct Box { T t; int get(int i) const { return t.area() + i; } };\n"
+        "template <class B> int use(const B &b) { return b.get(1); }\n"
+        "int total(const Shape &s) {\n"
+        "  Box<Sq> box{};\n"
+        "  return s.area() + op(2) + use(box) + tri(1);\n"
+        "}\n"
+        "int main() { Sq q; return total(q); }\n",
+        {"-std=c++17"});
+  g.scan();
+  instr::PlanOptions po;
+  po.roots = {"total", "use"};
+  ASSERT_EQ(instr::plan(g.db, po), 2);
+  auto r = instr::rewrite(g.db, g.cmds[0], 0, g.opt);
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.call_sites, 5); // area, op, use, tri; b.get
+  // Every call site has at least one edge at its exact position, from its function.
+  EXPECT_EQ(g.scalar("SELECT count(*) FROM sites s WHERE s.kind = 'call' AND NOT EXISTS (SELECT "
+                     "1 FROM calls c WHERE c.caller = s.function AND c.file = s.file AND "
+                     "c.line = s.line AND c.col = s.col)"),
+            0);
+  auto at_site = [&](const std::string &callee_name) {
+    return g.names("SELECT g.name FROM sites s JOIN calls c ON c.caller = s.function AND c.file = "
+                   "s.file AND c.line = s.line AND c.col = s.col JOIN functions g ON g.id = "
+                   "c.callee WHERE s.callee_name = '" +
+                   callee_name + "'");
+  };
+  // Virtual: the site names the static method; the edges reach every override.
+  EXPECT_EQ(at_site("Shape::area"), (Names{"Shape::area", "Sq::area"}));
+  EXPECT_EQ(g.scalar("SELECT count(*) FROM sites s JOIN functions f ON f.id = s.callee WHERE "
+                     "s.callee_name = 'Shape::area' AND f.name = 'Shape::area'"),
+            1);
+  // Indirect: callee NULL, the spelled pointer as callee_name, candidate edges.
+  EXPECT_EQ(at_site("op"), Names{"tri"});
+  EXPECT_EQ(g.scalar("SELECT count(*) FROM sites WHERE callee_name = 'op' AND callee IS NULL"), 1);
+  // A dependent call in a template: the position of the pattern matches the
+  // instantiation's edge, and the callee comes from that edge.
+  EXPECT_EQ(at_site("b.get"), Names{"Box::get"});
+  EXPECT_EQ(g.scalar("SELECT count(*) FROM sites s JOIN functions f ON f.id = s.callee WHERE "
+                     "s.callee_name = 'b.get' AND f.name = 'Box::get'"),
+            1);
+}
+
+TEST(Rewriter, IntervalGuardCallsGetNoProbe) {
+  Graph g;
+  g.add("/virtual/end.cpp",
+        "#include <vprof/vprof.hpp>\n"
+        "int work() { return 1; }\n"
+        "int handle() { VPROF_SCOPED_INTERVAL(iv, \"x\"); int r = work(); iv.end(); return r; }\n",
+        {"-std=c++17"});
+  g.scan();
+  instr::PlanOptions po;
+  ASSERT_EQ(instr::plan(g.db, po), 1); // handle, the annotated function
+  auto r = instr::rewrite(g.db, g.cmds[0], 0, g.opt);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.call_sites, 1) << r.output; // work() only
+  EXPECT_NE(r.output.find(" iv.end();"), std::string::npos) << r.output;
+  EXPECT_TRUE(r.skipped.empty());
+}
+
+TEST(Heights, MetaHIsTheLargestHeightOfAnAnnotatedFunction) {
+  Graph g;
+  g.add("/virtual/h.c",
+        "#include <stdint.h>\n#include <vprof/vprof.h>\n"
+        "void c(void) {}\nvoid b(void) { c(); }\nvoid a(void) { b(); }\n"
+        "void top(void) { a(); }\n"
+        "void root(uint64_t id) { VPROF_ATTACH(id); b(); VPROF_DETACH(id); }\n");
+  g.scan();
+  EXPECT_EQ(g.height("top"), 3);
+  EXPECT_EQ(g.height("root"), 2);
+  auto st = g.db.prepare("SELECT value FROM meta WHERE key = 'H'");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.text(0), "2");
+}
+
+} // namespace
