@@ -143,20 +143,37 @@ void BM_MutexReal(benchmark::State &state) {
 }
 BENCHMARK(BM_MutexReal);
 
+// state.range(0) = the sync level (VPROF_SYNC). Level 1 (the default) writes nothing for an
+// uncontended lock+unlock (no waiter: no wake-up edge possible); level 2 writes
+// LOCK_ACQUIRE + LOCK_RELEASE, as every level did before edge-only recording.
+class SyncLevel {
+public:
+  explicit SyncLevel(int level) : old_(vprof_rt_set_sync_level(level)) {}
+  ~SyncLevel() {
+    if (old_ >= 0)
+      vprof_rt_set_sync_level(old_);
+  }
+
+private:
+  int old_;
+};
+
 void BM_MutexInterposed(benchmark::State &state) {
+  SyncLevel level(static_cast<int>(state.range(0)));
   pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
   int64_t n = 0;
   for (auto _ : state) {
-    pthread_mutex_lock(&m); // LOCK_ACQUIRE
-    pthread_mutex_unlock(&m); // LOCK_RELEASE
+    pthread_mutex_lock(&m); // level 2: LOCK_ACQUIRE; level 1: nothing
+    pthread_mutex_unlock(&m); // level 2: LOCK_RELEASE; level 1: nothing (lock word 1)
     if (++n % (kRecycle / 2) == 0)
       recycle(state);
   }
   drop_stream();
 }
-BENCHMARK(BM_MutexInterposed);
+BENCHMARK(BM_MutexInterposed)->ArgName("sync")->Arg(1)->Arg(2);
 
 void BM_MutexInterposedSteady(benchmark::State &state) {
+  SyncLevel level(2); // records both events; level 1 writes none (see above)
   pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
   int64_t n = 0;
   fresh_stream();

@@ -24,6 +24,15 @@ static int parse_bool(const char *s, int *out) {
   return -1;
 }
 
+/* A sync level 0..2; the boolean words keep their old meaning (off = 0, on = 1). */
+static int parse_level(const char *s, int *out) {
+  if ((s[0] >= '0' && s[0] <= '2') && s[1] == '\0') {
+    *out = s[0] - '0';
+    return 0;
+  }
+  return parse_bool(s, out);
+}
+
 static int parse_u64(const char *s, uint64_t *out) {
   char *end;
   unsigned long long v;
@@ -61,6 +70,7 @@ size_t vprof_options_describe(const vprof_options *o, char *buf, size_t n) {
   int k;
 #define VPROF_FMT_string(v) "%s", (v)
 #define VPROF_FMT_bool(v) "%d", (v)
+#define VPROF_FMT_level(v) "%d", (v)
 #define VPROF_FMT_u64(v) "%llu", (unsigned long long)(v)
 #define VPROF_OPTION(type, name, def, help)                                            \
   k = snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0, "VPROF_" #name "=");   \

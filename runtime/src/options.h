@@ -12,6 +12,7 @@ extern "C" {
 
 #define VPROF_OPTTYPE_string const char *
 #define VPROF_OPTTYPE_bool int
+#define VPROF_OPTTYPE_level int /* 0, 1 or 2 (or a boolean word: off = 0, on = 1) */
 #define VPROF_OPTTYPE_u64 uint64_t
 
 typedef struct vprof_options {

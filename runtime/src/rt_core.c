@@ -349,10 +349,11 @@ static void stream_open(rt_thread *t) {
   h->tid = (uint32_t)gettid();
   h->ppid = (uint32_t)getppid();
   h->stream_seq = t->seq;
-  h->features = VPROF_FEATURE_FRAME_DEPTH |
-                (__atomic_load_n(&vprof_rt_sync_on_, __ATOMIC_RELAXED)
-                     ? VPROF_FEATURE_SYNC_INTERPOSE
-                     : 0);
+  {
+    int level = __atomic_load_n(&vprof_rt_sync_on_, __ATOMIC_RELAXED);
+    h->features = VPROF_FEATURE_FRAME_DEPTH | (level ? VPROF_FEATURE_SYNC_INTERPOSE : 0) |
+                  (level == 1 ? VPROF_FEATURE_SYNC_EDGES_ONLY : 0);
+  }
   h->capacity_records = (t->chunk_bytes - VPROF_STREAM_HEADER_SIZE) / VPROF_RECORD_SIZE;
   h->flags = __atomic_exchange_n(&g.fork_child_pending, 0, __ATOMIC_RELAXED)
                  ? VPROF_STREAM_FORK_CHILD
@@ -538,11 +539,11 @@ static void init_once(void) {
   g.dir = dir;
   g.key_ok = pthread_key_create(&g.key, thread_exit) == 0;
   pthread_atfork(NULL, NULL, fork_child);
-  __atomic_store_n(&vprof_rt_sync_on_, g.opt.SYNC ? 1 : 0, __ATOMIC_RELAXED);
-  vprof_rt_log_("tracing to %s (clock %s, %llu Hz, chunk %llu B, limit %llu B, sync %s)",
+  __atomic_store_n(&vprof_rt_sync_on_, g.opt.SYNC, __ATOMIC_RELAXED);
+  vprof_rt_log_("tracing to %s (clock %s, %llu Hz, chunk %llu B, limit %llu B, sync level %d)",
                 g.dir, g.clock_kind == VPROF_CLOCK_TSC ? "tsc" : "monotonic",
                 (unsigned long long)g.hz, (unsigned long long)g.chunk_bytes,
-                (unsigned long long)g.max_bytes, g.opt.SYNC ? "on" : "off");
+                (unsigned long long)g.max_bytes, g.opt.SYNC);
   __atomic_store_n(&g.state, VPROF_RT_ON, __ATOMIC_RELEASE);
 }
 
@@ -670,7 +671,7 @@ int vprof_rt_set_trace_dir(const char *dir) {
       g.key_ok = pthread_key_create(&g.key, thread_exit) == 0;
       pthread_atfork(NULL, NULL, fork_child);
     }
-    __atomic_store_n(&vprof_rt_sync_on_, g.opt.SYNC ? 1 : 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&vprof_rt_sync_on_, g.opt.SYNC, __ATOMIC_RELAXED);
     __atomic_store_n(&g.state, VPROF_RT_ON, __ATOMIC_RELEASE);
   }
   if (t_rt.state == TS_FAILED)
@@ -683,6 +684,13 @@ void vprof_rt_set_stream_limits(uint64_t chunk_bytes, uint64_t max_bytes) {
   if (!g.page)
     g.page = (size_t)sysconf(_SC_PAGESIZE);
   set_sizes(chunk_bytes, max_bytes);
+}
+
+int vprof_rt_set_sync_level(int level) {
+  if (vprof_rt_init_() != VPROF_RT_ON)
+    return -1;
+  return __atomic_exchange_n(&vprof_rt_sync_on_, level < 0 ? 0 : level > 2 ? 2 : level,
+                             __ATOMIC_RELAXED);
 }
 
 void vprof_rt_clock(uint64_t *base_ticks, uint64_t *ticks_per_second) {

@@ -16,7 +16,8 @@
 /* Process-wide state of the runtime (one per process; reset in a fork child). */
 enum { VPROF_RT_UNINIT = 0, VPROF_RT_INITIALIZING = 1, VPROF_RT_ON = 2, VPROF_RT_OFF = 3 };
 
-/* Non-zero while sync events are recorded; read (relaxed) by every interposed call. */
+/* The sync level (VPROF_SYNC: 0 off, 1 edge-forming records only, 2 every call) while
+ * sync events are recorded, 0 otherwise; read (relaxed) by every interposed call. */
 extern int vprof_rt_sync_on_ VPROF_RT_HIDDEN_;
 
 /* Runs start-up once (options, real sync functions, clock, trace directory); safe to

@@ -110,28 +110,117 @@ static VPROF_ALWAYS_INLINE_ void sync_emit(unsigned kind, const void *obj) {
     vprof_emit_(kind, (uint64_t)(uintptr_t)obj);
 }
 
-#define SYNC_ON() __builtin_expect(__atomic_load_n(&vprof_rt_sync_on_, __ATOMIC_RELAXED), 1)
+/* The sync level: 0 = nothing recorded, 1 = edge-forming records only, 2 = every call. */
+#define SYNC_LEVEL() __atomic_load_n(&vprof_rt_sync_on_, __ATOMIC_RELAXED)
+#define SYNC_ON() __builtin_expect(SYNC_LEVEL() != 0, 1)
+#define SYNC_ALL() __builtin_expect(SYNC_LEVEL() >= 2, 0)
+
+/* At level 1 the waiter checks below read glibc's private object layouts (glibc >= 2.25,
+ * checked against 2.36) on 64-bit x86 and Arm; elsewhere they answer "maybe" and the
+ * record is written as at level 2. */
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25)) &&  \
+    defined(__LP64__) && (defined(__x86_64__) || defined(__aarch64__))
+#define VPROF_GLIBC_LAYOUT_ 1
+#else
+#define VPROF_GLIBC_LAYOUT_ 0
+#endif
+
+/* 1 if unlocking `m` (owned by the caller) may wake a thread blocked on it, 0 if it
+ * cannot right now (or does not release the mutex at all). glibc's normal, recursive,
+ * errorcheck and adaptive mutexes without the robust, priority-inherit, priority-protect
+ * or elision flags keep a lock word that is 0 (free), 1 (locked, no waiter) or 2 (locked,
+ * waiters may be blocked): a thread blocks in the kernel only after setting it to 2, a
+ * woken thread takes the mutex by setting 2 again, and the unlock wakes a thread only if
+ * the word was 2. Every other kind, and every other libc, answers 1. The answer can go
+ * stale at once: a waiter may set 2 between this check and the real unlock; see
+ * docs/trace-format.md, "Sync levels", for what the analyzer does then. */
+static VPROF_ALWAYS_INLINE_ int mutex_unlock_may_wake(pthread_mutex_t *m) {
+#if VPROF_GLIBC_LAYOUT_
+  int kind = __atomic_load_n(&m->__data.__kind, __ATOMIC_RELAXED);
+  /* & 127 = type (0..3) | robust 16 | PI 32 | PP 64; 256 = elision; 128 (pshared) is fine */
+  if (__builtin_expect((kind & 127) > 3 || (kind & 256), 0))
+    return 1;
+  if ((kind & 3) == PTHREAD_MUTEX_RECURSIVE_NP && m->__data.__count > 1)
+    return 0; /* a nested unlock: the mutex stays owned */
+  return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) != 1;
+#else
+  (void)m;
+  return 1;
+#endif
+}
+
+/* 1 if a thread may be waiting on `s`: glibc's 64-bit semaphore word holds the value in
+ * its low 32 bits and the registered waiters in the high 32 (a waiter registers before it
+ * sleeps), and sem_post wakes only if that count is non-zero. */
+static VPROF_ALWAYS_INLINE_ int sem_may_have_waiters(sem_t *s) {
+#if VPROF_GLIBC_LAYOUT_
+  return (__atomic_load_n((const uint64_t *)(const void *)s, __ATOMIC_RELAXED) >> 32) != 0;
+#else
+  (void)s;
+  return 1;
+#endif
+}
+
+/* 1 if a thread may be waiting on `c`: glibc's signal and broadcast return at once,
+ * waking nobody, when __wrefs >> 3 (waiters holding a reference) is 0 — the same test. */
+static VPROF_ALWAYS_INLINE_ int cond_may_have_waiters(pthread_cond_t *c) {
+#if VPROF_GLIBC_LAYOUT_
+  return (__atomic_load_n(&c->__data.__wrefs, __ATOMIC_RELAXED) >> 3) != 0;
+#else
+  (void)c;
+  return 1;
+#endif
+}
 
 /* ---------------------------------------------------------------- mutex */
 
+/* The blocking call of a mutex acquisition: exactly one of the three is set. */
+typedef struct mutex_call {
+  mutex_fn lock;
+  mutex_timed_fn timed;
+  mutex_clock_fn clocked;
+  clockid_t clock;
+  const struct timespec *abstime;
+} mutex_call;
+
+static int mutex_block(pthread_mutex_t *m, const mutex_call *c) {
+  if (c->lock)
+    return c->lock(m);
+  if (c->timed)
+    return c->timed(m, c->abstime);
+  return c->clocked(m, c->clock, c->abstime);
+}
+
+/* A real trylock first; busy -> LOCK_WAIT, the blocking call, LOCK_ACQUIRE. An
+ * acquisition that did not wait writes its LOCK_ACQUIRE only at level 2. */
+static VPROF_ALWAYS_INLINE_ int mutex_acquire(pthread_mutex_t *m, const mutex_call *c) {
+  mutex_fn trylock = REAL(pthread_mutex_trylock);
+  int rc = trylock ? trylock(m) : EBUSY, waited = 0;
+  if (__builtin_expect(rc == 0, 1)) {
+    if (SYNC_ALL())
+      sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
+    return 0;
+  }
+  if (rc == EBUSY) {
+    sync_emit(VPROF_REC_LOCK_WAIT, m);
+    waited = 1;
+    rc = mutex_block(m, c);
+  } else if (rc != EOWNERDEAD) {
+    rc = mutex_block(m, c); /* let the real call decide (and report) this case */
+  }
+  if ((rc == 0 || rc == EOWNERDEAD) && (waited || SYNC_ALL()))
+    sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
+  return rc;
+}
+
 int pthread_mutex_lock(pthread_mutex_t *m) {
-  mutex_fn lock = REAL(pthread_mutex_lock), trylock;
-  int rc;
+  mutex_fn lock = REAL(pthread_mutex_lock);
   if (!lock)
     return __pthread_mutex_lock ? __pthread_mutex_lock(m) : EINVAL;
   if (!SYNC_ON())
     return lock(m);
-  trylock = REAL(pthread_mutex_trylock);
-  rc = trylock ? trylock(m) : EBUSY;
-  if (rc == EBUSY) {
-    sync_emit(VPROF_REC_LOCK_WAIT, m);
-    rc = lock(m);
-  } else if (rc != 0 && rc != EOWNERDEAD) {
-    rc = lock(m); /* let the real lock decide (and report) this case */
-  }
-  if (rc == 0 || rc == EOWNERDEAD)
-    sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
-  return rc;
+  mutex_call c = {lock, NULL, NULL, 0, NULL};
+  return mutex_acquire(m, &c);
 }
 
 int pthread_mutex_trylock(pthread_mutex_t *m) {
@@ -140,59 +229,45 @@ int pthread_mutex_trylock(pthread_mutex_t *m) {
   if (!trylock)
     return __pthread_mutex_trylock ? __pthread_mutex_trylock(m) : EINVAL;
   rc = trylock(m);
-  if (rc == 0 || rc == EOWNERDEAD)
+  if ((rc == 0 || rc == EOWNERDEAD) && SYNC_ALL())
     sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
   return rc;
 }
 
 int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) {
   mutex_timed_fn timedlock = REAL(pthread_mutex_timedlock);
-  mutex_fn trylock;
-  int rc;
   if (!timedlock)
     return EINVAL;
   if (!SYNC_ON())
     return timedlock(m, abstime);
-  trylock = REAL(pthread_mutex_trylock);
-  rc = trylock ? trylock(m) : EBUSY;
-  if (rc == EBUSY) {
-    sync_emit(VPROF_REC_LOCK_WAIT, m);
-    rc = timedlock(m, abstime);
-  } else if (rc != 0 && rc != EOWNERDEAD) {
-    rc = timedlock(m, abstime);
-  }
-  if (rc == 0 || rc == EOWNERDEAD)
-    sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
-  return rc;
+  mutex_call c = {NULL, timedlock, NULL, 0, abstime};
+  return mutex_acquire(m, &c);
 }
 
 int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
                             const struct timespec *abstime) {
   mutex_clock_fn clocklock = REAL(pthread_mutex_clocklock);
-  mutex_fn trylock;
-  int rc;
   if (!clocklock)
     return EINVAL;
   if (!SYNC_ON())
     return clocklock(m, clock, abstime);
-  trylock = REAL(pthread_mutex_trylock);
-  rc = trylock ? trylock(m) : EBUSY;
-  if (rc == EBUSY) {
-    sync_emit(VPROF_REC_LOCK_WAIT, m);
-    rc = clocklock(m, clock, abstime);
-  } else if (rc != 0 && rc != EOWNERDEAD) {
-    rc = clocklock(m, clock, abstime);
-  }
-  if (rc == 0 || rc == EOWNERDEAD)
-    sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
-  return rc;
+  mutex_call c = {NULL, NULL, clocklock, clock, abstime};
+  return mutex_acquire(m, &c);
+}
+
+/* LOCK_RELEASE before the real unlock: always at level 2; at level 1 only if the unlock
+ * may wake a blocked thread. */
+static VPROF_ALWAYS_INLINE_ void mutex_release(pthread_mutex_t *m) {
+  int level = SYNC_LEVEL();
+  if (__builtin_expect(level >= 2, 0) || (level == 1 && mutex_unlock_may_wake(m)))
+    vprof_emit_(VPROF_REC_LOCK_RELEASE, (uint64_t)(uintptr_t)m);
 }
 
 int pthread_mutex_unlock(pthread_mutex_t *m) {
   mutex_fn unlock = REAL(pthread_mutex_unlock);
   if (!unlock)
     return __pthread_mutex_unlock ? __pthread_mutex_unlock(m) : EINVAL;
-  sync_emit(VPROF_REC_LOCK_RELEASE, m);
+  mutex_release(m);
   return unlock(m);
 }
 
@@ -205,11 +280,12 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
     return EINVAL;
   if (!SYNC_ON())
     return wait(c, m);
-  sync_emit(VPROF_REC_LOCK_RELEASE, m);
+  mutex_release(m);
   sync_emit(VPROF_REC_COND_WAIT_BEGIN, c);
   rc = wait(c, m);
   sync_emit(VPROF_REC_COND_WAIT_END, c);
-  sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
+  if (SYNC_ALL()) /* the re-acquisition is not seen as a wait: never part of an edge */
+    sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
   return rc;
 }
 
@@ -221,11 +297,12 @@ int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
     return EINVAL;
   if (!SYNC_ON())
     return wait(c, m, abstime);
-  sync_emit(VPROF_REC_LOCK_RELEASE, m);
+  mutex_release(m);
   sync_emit(VPROF_REC_COND_WAIT_BEGIN, c);
   rc = wait(c, m, abstime);
   sync_emit(rc == ETIMEDOUT ? VPROF_REC_COND_WAIT_TIMEOUT : VPROF_REC_COND_WAIT_END, c);
-  sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
+  if (SYNC_ALL()) /* the re-acquisition is not seen as a wait: never part of an edge */
+    sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
   return rc;
 }
 
@@ -238,11 +315,12 @@ int pthread_cond_clockwait(pthread_cond_t *c, pthread_mutex_t *m, clockid_t cloc
     return EINVAL;
   if (!SYNC_ON())
     return wait(c, m, clock, abstime);
-  sync_emit(VPROF_REC_LOCK_RELEASE, m);
+  mutex_release(m);
   sync_emit(VPROF_REC_COND_WAIT_BEGIN, c);
   rc = wait(c, m, clock, abstime);
   sync_emit(rc == ETIMEDOUT ? VPROF_REC_COND_WAIT_TIMEOUT : VPROF_REC_COND_WAIT_END, c);
-  sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
+  if (SYNC_ALL()) /* the re-acquisition is not seen as a wait: never part of an edge */
+    sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
   return rc;
 }
 
@@ -250,7 +328,8 @@ int pthread_cond_signal(pthread_cond_t *c) {
   cond_fn signal = REAL(pthread_cond_signal);
   if (!signal)
     return EINVAL;
-  sync_emit(VPROF_REC_COND_SIGNAL, c);
+  if (SYNC_ALL() || cond_may_have_waiters(c))
+    sync_emit(VPROF_REC_COND_SIGNAL, c);
   return signal(c);
 }
 
@@ -258,7 +337,8 @@ int pthread_cond_broadcast(pthread_cond_t *c) {
   cond_fn broadcast = REAL(pthread_cond_broadcast);
   if (!broadcast)
     return EINVAL;
-  sync_emit(VPROF_REC_COND_BROADCAST, c);
+  if (SYNC_ALL() || cond_may_have_waiters(c))
+    sync_emit(VPROF_REC_COND_BROADCAST, c);
   return broadcast(c);
 }
 
@@ -281,17 +361,19 @@ static int rw_block(pthread_rwlock_t *l, const rw_call *c) {
   return c->clocked(l, c->clock, c->abstime);
 }
 
-/* Blocking acquisition: try first; WAIT only if the lock was busy. */
+/* Blocking acquisition: try first; WAIT only if the lock was busy. An acquisition that
+ * did not wait writes its ACQUIRE only at level 2. */
 static int rw_acquire(pthread_rwlock_t *l, rw_fn try_fn, const rw_call *c, unsigned wait_kind,
                       unsigned acq_kind) {
-  int rc = try_fn ? try_fn(l) : EBUSY;
+  int rc = try_fn ? try_fn(l) : EBUSY, waited = 0;
   if (rc == EBUSY) {
     sync_emit(wait_kind, l);
+    waited = 1;
     rc = rw_block(l, c);
   } else if (rc != 0) {
     rc = rw_block(l, c);
   }
-  if (rc == 0)
+  if (rc == 0 && (waited || SYNC_ALL()))
     sync_emit(acq_kind, l);
   return rc;
 }
@@ -370,7 +452,7 @@ int pthread_rwlock_tryrdlock(pthread_rwlock_t *l) {
   if (!try_fn)
     return EINVAL;
   rc = try_fn(l);
-  if (rc == 0)
+  if (rc == 0 && SYNC_ALL())
     sync_emit(VPROF_REC_RWLOCK_ACQUIRE_RD, l);
   return rc;
 }
@@ -381,7 +463,7 @@ int pthread_rwlock_trywrlock(pthread_rwlock_t *l) {
   if (!try_fn)
     return EINVAL;
   rc = try_fn(l);
-  if (rc == 0)
+  if (rc == 0 && SYNC_ALL())
     sync_emit(VPROF_REC_RWLOCK_ACQUIRE_WR, l);
   return rc;
 }
@@ -390,6 +472,8 @@ int pthread_rwlock_unlock(pthread_rwlock_t *l) {
   rw_fn unlock = REAL(pthread_rwlock_unlock);
   if (!unlock)
     return EINVAL;
+  /* written at every level: glibc's rwlock keeps its waiters in three words (reader
+   * count and flags, writer and phase futexes); no single cheap check is sound */
   sync_emit(VPROF_REC_RWLOCK_RELEASE, l);
   return unlock(l);
 }
@@ -404,7 +488,8 @@ static int sem_acquire(sem_t *s, sem_fn wait_fn, sem_timed_fn timed_fn, sem_cloc
   int saved = errno, rc;
   rc = try_fn ? try_fn(s) : -1;
   if (rc == 0) {
-    sync_emit(VPROF_REC_SEM_ACQUIRE, s);
+    if (SYNC_ALL())
+      sync_emit(VPROF_REC_SEM_ACQUIRE, s);
     errno = saved;
     return 0;
   }
@@ -458,7 +543,7 @@ int sem_trywait(sem_t *s) {
     return -1;
   }
   rc = try_fn(s);
-  if (rc == 0)
+  if (rc == 0 && SYNC_ALL())
     sync_emit(VPROF_REC_SEM_ACQUIRE, s);
   return rc;
 }
@@ -469,6 +554,7 @@ int sem_post(sem_t *s) {
     errno = ENOSYS;
     return -1;
   }
-  sync_emit(VPROF_REC_SEM_POST, s);
+  if (SYNC_ALL() || sem_may_have_waiters(s))
+    sync_emit(VPROF_REC_SEM_POST, s);
   return post(s);
 }

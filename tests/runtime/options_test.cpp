@@ -6,6 +6,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 
 namespace {
 
@@ -70,6 +71,25 @@ TEST(Options, MalformedValueKeepsDefaultAndNamesTheVariable) {
   EXPECT_EQ(o.SYNC, 1);
   EXPECT_EQ(o.VERBOSE, 0);
   EXPECT_NE(err.find("VPROF_VERBOSE"), std::string::npos) << err; // first in list order
+}
+
+TEST(Options, SyncIsALevelZeroToTwoWithBooleanWordsKept) {
+  const std::pair<const char *, int> good[] = {{"0", 0}, {"1", 1}, {"2", 2},   {"off", 0},
+                                               {"on", 1}, {"yes", 1}, {"false", 0}};
+  for (const auto &[v, want] : good) {
+    int bad = -1;
+    vprof_options o = parse({{"VPROF_SYNC", v}}, nullptr, &bad);
+    EXPECT_EQ(bad, 0) << v;
+    EXPECT_EQ(o.SYNC, want) << v;
+  }
+  for (const char *v : {"3", "12", "-1", "1 ", "full"}) {
+    std::string err;
+    int bad = 0;
+    vprof_options o = parse({{"VPROF_SYNC", v}}, &err, &bad);
+    EXPECT_EQ(bad, 1) << v;
+    EXPECT_EQ(o.SYNC, 1) << v; // the default: edge-forming records only
+    EXPECT_NE(err.find("VPROF_SYNC"), std::string::npos) << err;
+  }
 }
 
 TEST(Options, DescribeListsEveryOption) {

@@ -217,25 +217,49 @@ def test_longjmp_out_of_probed_functions(tc, tmp_path):
 
 # ------------------------------------------------------------------ sync events
 
-def test_mutex_ping_pong_wakeup_pairs(tc, tmp_path):
+def check_blocked_acquires_follow_a_wait(streams, objs):
+    """At VPROF_SYNC=1 every ACQUIRE record ends a WAIT on the same object and thread."""
+    waits = {"LOCK_ACQUIRE": "LOCK_WAIT", "SEM_ACQUIRE": "SEM_WAIT",
+             "RWLOCK_ACQUIRE_RD": "RWLOCK_WAIT_RD", "RWLOCK_ACQUIRE_WR": "RWLOCK_WAIT_WR"}
+    for s in streams:
+        open_wait = {}
+        for k, _, a in s.records():
+            name = vpt.NAME.get(k, k)
+            if a not in objs:
+                continue
+            if name in waits.values():
+                open_wait[a] = name
+            elif name in waits:
+                assert open_wait.pop(a, None) == waits[name], (s.tid, name, hex(a))
+
+
+@pytest.mark.parametrize("level", ["1", "2"])
+def test_mutex_ping_pong_wakeup_pairs(tc, tmp_path, level):
     exe = tc.compile("pingpong")
     rounds = 20
-    p = tc.run(exe, [rounds], trace=tmp_path)
+    p = tc.run(exe, [rounds], trace=tmp_path, env={"VPROF_SYNC": level})
     m = int(p.stdout, 16)
+    streams = vpt.read_dir(tmp_path)
     events = []
-    for s in vpt.read_dir(tmp_path):
+    for s in streams:
+        assert bool(s.features & 4) == (level == "1")  # SYNC_EDGES_ONLY
         events += [(t, s.tid, vpt.NAME[k]) for k, t, a in s.records() if a == m]
     events.sort()
-    owners = [(tid, k) for _, tid, k in events if k != "LOCK_WAIT"]
-    assert len(owners) == 2 * rounds
-    assert [k for _, k in owners] == ["LOCK_ACQUIRE", "LOCK_RELEASE"] * rounds
-    for r in range(rounds):
-        acq, rel = owners[2 * r], owners[2 * r + 1]
-        assert acq[0] == rel[0]  # released by the thread that acquired it
-        if r:
-            assert acq[0] != owners[2 * r - 1][0]  # ownership alternates
+    if level == "2":  # every call: strict acquire/release alternation
+        owners = [(tid, k) for _, tid, k in events if k != "LOCK_WAIT"]
+        assert len(owners) == 2 * rounds
+        assert [k for _, k in owners] == ["LOCK_ACQUIRE", "LOCK_RELEASE"] * rounds
+        for r in range(rounds):
+            acq, rel = owners[2 * r], owners[2 * r + 1]
+            assert acq[0] == rel[0]  # released by the thread that acquired it
+            if r:
+                assert acq[0] != owners[2 * r - 1][0]  # ownership alternates
+    else:  # edge-forming records only: no acquisition without a wait
+        check_blocked_acquires_follow_a_wait(streams, {m})
+        # round 0 does not wait: its acquisition is absent
+        assert sum(k == "LOCK_ACQUIRE" for _, _, k in events) < rounds
     # wake-up pairs: a blocked acquire (WAIT then ACQUIRE on one thread) is woken by the
-    # latest release before it, which is on the other thread
+    # latest release before it, which is on the other thread and after the wait began
     pairs = 0
     last_release, last_wait = None, {}
     for t, tid, k in events:
@@ -251,9 +275,9 @@ def test_mutex_ping_pong_wakeup_pairs(tc, tmp_path):
     assert pairs >= rounds // 2  # the next owner is blocked (2 ms pause) nearly always
 
 
-def test_condvar_semaphore_rwlock_events_and_unchanged_results(tc, tmp_path):
+def syncops_run(tc, tmp_path, level):
     exe = tc.compile("syncops")
-    traced = tc.run(exe, trace=tmp_path / "t")
+    traced = tc.run(exe, trace=tmp_path / "t", env={"VPROF_SYNC": level})
     plain = tc.run(exe, trace=tmp_path / "off", env={"VPROF_DISABLE": "1"})
     out = traced.stdout.decode().splitlines()
     # return codes and errno are the same with and without the interposer
@@ -268,10 +292,15 @@ def test_condvar_semaphore_rwlock_events_and_unchanged_results(tc, tmp_path):
     worker = next(s for s in streams if s.tid != s.pid)
     names = {v: k for k, v in obj.items()}
 
-    def seq(s, kinds_=None):
-        return [(vpt.NAME[k], names.get(a, "?"), t) for k, t, a in s.records()
-                if a in names and (kinds_ is None or vpt.NAME[k] in kinds_)]
+    def seq(s):
+        return [(vpt.NAME[k], names.get(a, "?"), t) for k, t, a in s.records() if a in names]
 
+    return streams, main, worker, seq, names
+
+
+def test_condvar_semaphore_rwlock_events_and_unchanged_results(tc, tmp_path):
+    """VPROF_SYNC=2: every call is recorded (the documented full sequences)."""
+    streams, main, worker, seq, _ = syncops_run(tc, tmp_path, "2")
     w = [(k, o) for k, o, _ in seq(worker)]
     assert w[:6] == [("LOCK_ACQUIRE", "m"), ("LOCK_RELEASE", "m"),
                      ("COND_WAIT_BEGIN", "c"), ("COND_WAIT_END", "c"),
@@ -283,18 +312,89 @@ def test_condvar_semaphore_rwlock_events_and_unchanged_results(tc, tmp_path):
     assert mt["SEM_POSTs"] < wt["SEM_ACQUIREs"]
     if "SEM_WAITs" in wt:
         assert wt["SEM_WAITs"] < mt["SEM_POSTs"]
-    mk = [(k, o) for k, o, _ in seq(main)]
+    mk = [(k, o) for k, o, _ in seq(main) if k != "LOCK_WAIT"]
     assert mk[:3] == [("LOCK_ACQUIRE", "m"), ("COND_SIGNAL", "c"), ("LOCK_RELEASE", "m")]
     rest = mk[3:]
     assert rest == [
         ("SEM_POST", "s"),
         ("LOCK_ACQUIRE", "m"), ("LOCK_RELEASE", "m"), ("COND_WAIT_BEGIN", "ct"),
         ("COND_WAIT_TIMEOUT", "ct"), ("LOCK_ACQUIRE", "m"), ("LOCK_RELEASE", "m"),
+        ("COND_SIGNAL", "ct"),  # unwaited signal: recorded at level 2
         ("SEM_WAIT", "st"),  # sem_timedwait that timed out: WAIT without ACQUIRE
         ("SEM_POST", "st"), ("SEM_ACQUIRE", "st"),
         ("RWLOCK_ACQUIRE_RD", "rw"), ("RWLOCK_RELEASE", "rw"),  # failed trywrlock: none
         ("RWLOCK_ACQUIRE_WR", "rw"), ("RWLOCK_RELEASE", "rw")]
     assert main.features & 1 and worker.features & 1
+    assert not (main.features & 4 or worker.features & 4)
+
+
+def test_sync_level_1_writes_only_edge_forming_records(tc, tmp_path):
+    """VPROF_SYNC=1 (the default): no uncontended acquisitions, no release, post or signal
+    that found no waiter; the wake-ups themselves are all there."""
+    streams, main, worker, seq, names = syncops_run(tc, tmp_path, "1")
+    check_blocked_acquires_follow_a_wait(streams, set(names))
+    w = [(k, o) for k, o, _ in seq(worker) if (k, o) != ("LOCK_RELEASE", "m")]
+    # the worker's unlock after its cond wait is recorded (glibc re-locks a woken waiter's
+    # mutex in "waiters may exist" state); its first unlock (inside cond_wait) only if
+    # main was already blocked on m; both filtered here
+    assert w[:2] == [("COND_WAIT_BEGIN", "c"), ("COND_WAIT_END", "c")]
+    assert w[2:] in ([("SEM_WAIT", "s"), ("SEM_ACQUIRE", "s")], [])
+    wt = {k + o: t for k, o, t in seq(worker)}
+    mt = {k + o: t for k, o, t in seq(main)}
+    assert wt["COND_WAIT_BEGINc"] < mt["COND_SIGNALc"] < wt["COND_WAIT_ENDc"]
+    if "SEM_WAITs" in wt:  # the worker blocked in sem_wait: the post that woke it is there
+        assert wt["SEM_WAITs"] < mt["SEM_POSTs"] < wt["SEM_ACQUIREs"]
+    else:
+        assert "SEM_POSTs" not in mt
+    mk = [(k, o) for k, o, _ in seq(main) if o != "m"]
+    assert mk == [("COND_SIGNAL", "c")] + [("SEM_POST", "s")] * ("SEM_WAITs" in wt) + [
+        ("COND_WAIT_BEGIN", "ct"), ("COND_WAIT_TIMEOUT", "ct"),  # no signal: nobody waited
+        ("SEM_WAIT", "st"),  # the timed-out wait; the later post found no waiter
+        ("RWLOCK_RELEASE", "rw"), ("RWLOCK_RELEASE", "rw")]  # rwlock releases: always
+    assert all(k in ("LOCK_WAIT", "LOCK_ACQUIRE", "LOCK_RELEASE")
+               for k, o, _ in seq(main) if o == "m")
+    assert main.features & 5 == 5 and worker.features & 5 == 5
+
+
+@pytest.mark.parametrize("level", ["1", "2"])
+def test_mutex_kinds_recorded_at_level_1_only_when_the_lock_word_is_not_read(tc, tmp_path,
+                                                                            level):
+    exe = tc.compile("kinds")
+    p = tc.run(exe, trace=tmp_path, env={"VPROF_SYNC": level})
+    objs = {int(a, 16): n for n, a in (l.split() for l in p.stdout.decode().splitlines())
+            if n not in ("skip", "lockfail")}
+    assert "lockfail" not in p.stdout.decode()
+    (s,) = vpt.read_dir(tmp_path)
+    got = {}
+    for k, _, a in s.records():
+        if a in objs:
+            got.setdefault(objs[a], []).append(vpt.NAME[k])
+    if level == "2":
+        for n in objs.values():
+            if n == "cond":
+                assert got[n] == ["COND_SIGNAL", "COND_BROADCAST"]
+            elif n == "sem":
+                assert got[n] == ["SEM_POST", "SEM_ACQUIRE"]
+            elif n == "recursive":
+                assert got[n] == ["LOCK_ACQUIRE"] * 2 + ["LOCK_RELEASE"] * 2
+            else:
+                assert got[n] == ["LOCK_ACQUIRE", "LOCK_RELEASE"], n
+    else:
+        # normal, recursive, errorcheck, adaptive: lock word read, nobody waits -> nothing;
+        # PI and robust mutexes: the release is written whatever the state
+        assert {n: k for n, k in got.items()} == {
+            n: ["LOCK_RELEASE"] for n in ("pi", "robust") if n in objs.values()}
+
+
+def test_sync_level_option_values(tc, tmp_path):
+    exe = tc.compile("pingpong")
+    for value, feat in (("on", 5), ("2", 1), ("yes", 5)):
+        d = tmp_path / value
+        tc.run(exe, [2], trace=d, env={"VPROF_SYNC": value})
+        assert {s.features & 5 for s in vpt.read_dir(d)} == {feat}
+    p = tc.run(exe, [2], trace=tmp_path / "bad", env={"VPROF_SYNC": "3", "VPROF_VERBOSE": "1"})
+    assert b"VPROF_SYNC" in p.stderr  # invalid: keeps the default, says so when verbose
+    assert {s.features & 5 for s in vpt.read_dir(tmp_path / "bad")} == {5}
 
 
 def test_sync_recording_can_be_turned_off(tc, tmp_path):
@@ -362,11 +462,13 @@ def test_process_shared_mutex_matches_across_processes(tc, tmp_path):
     streams = {s.pid: s for s in vpt.read_dir(trace)}
     parent = [(vpt.NAME[k], t) for k, t, a in streams[ppid].records() if a == pa]
     child = [(vpt.NAME[k], t) for k, t, a in streams[cpid].records() if a == ca]
-    assert [k for k, _ in parent] == ["LOCK_ACQUIRE", "LOCK_RELEASE"]
+    # level 1 (default): the parent's uncontended lock is not recorded; its unlock is,
+    # since the child is blocked on the mutex
+    assert [k for k, _ in parent] == ["LOCK_RELEASE"]
     assert [k for k, _ in child] == ["LOCK_WAIT", "LOCK_ACQUIRE", "LOCK_RELEASE"]
     # one machine-wide clock: the parent's release lies between the child's wait and
     # acquire (the wake-up edge across processes)
-    assert child[0][1] < parent[1][1] < child[1][1]
+    assert child[0][1] < parent[-1][1] < child[1][1]
 
 
 def test_exec_keeps_the_streams_written_before_it(tc, tmp_path):

@@ -207,7 +207,23 @@ TEST_F(Writer, AnnotationAbiRecordsAndLabels) {
   EXPECT_EQ(text.str(), std::to_string(label.id) + "\tNewOrder\n"); // written once
 }
 
+// Sets the sync level for one test and restores the start-up one.
+class SyncLevel {
+public:
+  explicit SyncLevel(int level) : old_(vprof_rt_set_sync_level(level)) {}
+  ~SyncLevel() {
+    if (old_ >= 0)
+      vprof_rt_set_sync_level(old_);
+  }
+  SyncLevel(const SyncLevel &) = delete;
+  SyncLevel &operator=(const SyncLevel &) = delete;
+
+private:
+  int old_;
+};
+
 TEST_F(Writer, StdMutexIsSeenThroughTheInterposer) {
+  SyncLevel every(2);
   std::mutex m;
   m.lock();
   m.unlock();
@@ -223,6 +239,7 @@ TEST_F(Writer, StdMutexIsSeenThroughTheInterposer) {
 // libstdc++ waits with a timeout through pthread_cond_clockwait and locks a timed_mutex
 // with pthread_mutex_clocklock (glibc >= 2.30): both are interposed too.
 TEST_F(Writer, StdTimedWaitsUseTheClockVariants) {
+  SyncLevel every(2);
   std::mutex m;
   std::condition_variable cv;
   std::timed_mutex tm;
@@ -252,6 +269,54 @@ TEST_F(Writer, StdTimedWaitsUseTheClockVariants) {
     if (r.arg == to)
       tk.push_back(r.kind);
   EXPECT_EQ(tk, (std::vector<unsigned>{VPROF_REC_LOCK_ACQUIRE, VPROF_REC_LOCK_RELEASE}));
+}
+
+// The default level 1: an uncontended lock/unlock forms no wake-up edge, so nothing is
+// written; a timed-out condvar wait keeps BEGIN/TIMEOUT but not the re-acquisition.
+TEST_F(Writer, Level1SkipsUncontendedLocksAndKeepsWaits) {
+  SyncLevel edges(1);
+  vprof_rt_emit_at(VPROF_REC_WAKE, 1, 1); // a stream exists even if nothing else is written
+  std::mutex m;
+  m.lock();
+  m.unlock();
+  std::mutex cm;
+  std::condition_variable cv;
+  {
+    std::unique_lock<std::mutex> lock(cm);
+    EXPECT_FALSE(cv.wait_for(lock, std::chrono::milliseconds(1), [] { return false; }));
+  }
+  std::timed_mutex tm;
+  ASSERT_TRUE(tm.try_lock_for(std::chrono::milliseconds(1)));
+  tm.unlock();
+  cv.notify_one(); // nobody waits: not written
+  Stream s = close_and_read();
+  EXPECT_EQ(s.h.features & VPROF_FEATURE_SYNC_EDGES_ONLY, VPROF_FEATURE_SYNC_EDGES_ONLY);
+  uint64_t mo = (uint64_t)(uintptr_t)m.native_handle();
+  uint64_t to = (uint64_t)(uintptr_t)tm.native_handle();
+  uint64_t cmo = (uint64_t)(uintptr_t)cm.native_handle();
+  uint64_t co = (uint64_t)(uintptr_t)cv.native_handle();
+  std::vector<unsigned> kinds;
+  for (const Rec &r : s.recs) {
+    EXPECT_NE(r.arg, mo);
+    EXPECT_NE(r.arg, to);
+    if (r.arg == cmo || r.arg == co)
+      kinds.push_back(r.kind);
+  }
+  // (BEGIN TIMEOUT)+ and no acquisition; the final unlock is written (glibc re-locks a
+  // woken waiter's mutex in the "waiters may exist" state), and so is the release at the
+  // start of a second wait for the same reason; the first wait's release is not.
+  ASSERT_GE(kinds.size(), 3u);
+  EXPECT_EQ(kinds.front(), (unsigned)VPROF_REC_COND_WAIT_BEGIN);
+  EXPECT_EQ(kinds.back(), (unsigned)VPROF_REC_LOCK_RELEASE);
+  std::vector<unsigned> waits;
+  for (unsigned k : kinds)
+    if (k != VPROF_REC_LOCK_RELEASE)
+      waits.push_back(k);
+  ASSERT_EQ(waits.size() % 2, 0u);
+  for (size_t i = 0; i < waits.size(); i += 2) {
+    EXPECT_EQ(waits[i], (unsigned)VPROF_REC_COND_WAIT_BEGIN) << i;
+    EXPECT_EQ(waits[i + 1], (unsigned)VPROF_REC_COND_WAIT_TIMEOUT) << i;
+  }
 }
 
 TEST_F(Writer, ProbeHotPathWritesDepthAndSite) {

@@ -33,6 +33,11 @@ int vprof_rt_set_trace_dir(const char *dir);
  * opened from now on; chunk_bytes is rounded up to whole pages. */
 void vprof_rt_set_stream_limits(uint64_t chunk_bytes, uint64_t max_bytes);
 
+/* Sets the sync level (VPROF_SYNC: 0 = no sync records, 1 = edge-forming records
+ * only, 2 = every call) from now on, for the whole process, if tracing is on; values
+ * above 2 count as 2. Returns the previous level, or -1 if tracing is off. */
+int vprof_rt_set_sync_level(int level);
+
 /* Clock of this process's streams: base_ticks and ticks_per_second of their headers. */
 void vprof_rt_clock(uint64_t *base_ticks, uint64_t *ticks_per_second);
 

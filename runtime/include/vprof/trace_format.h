@@ -42,6 +42,9 @@ enum vprof_clock_kind {
 /* features: bits describing what the writer recorded */
 #define VPROF_FEATURE_SYNC_INTERPOSE ((uint64_t)1 << 0) /* pthread/sem calls recorded */
 #define VPROF_FEATURE_FRAME_DEPTH ((uint64_t)1 << 1) /* probe records carry frame depth */
+/* with SYNC_INTERPOSE: only edge-forming sync records were written (VPROF_SYNC=1);
+ * uncontended acquisitions and releases that woke nobody are absent */
+#define VPROF_FEATURE_SYNC_EDGES_ONLY ((uint64_t)1 << 2)
 
 /* flags (updated in place while the process runs) */
 #define VPROF_STREAM_CLOSED (1u << 0)    /* the thread or process ended normally */

@@ -75,6 +75,7 @@ int main(void) {
   printf("cond_timedwait %d (ETIMEDOUT=%d)\n", pthread_cond_timedwait(&c_timeout, &m, &t),
          ETIMEDOUT);
   pthread_mutex_unlock(&m);
+  printf("signal-unwaited %d\n", pthread_cond_signal(&c_timeout)); /* nobody waits */
   errno = 0;
   rc = sem_trywait(&s_timeout);
   printf("sem_trywait %d errno %d (EAGAIN=%d)\n", rc, errno, EAGAIN);
