@@ -3,6 +3,7 @@
 // what-if estimates and latency statistics (formulas: docs/statistics.md).
 #include "vprof/analyzer.hpp"
 
+#include "call_targets.hpp"
 #include "engine.hpp"
 #include "vprof/trace_reader.hpp"
 #include "vprof/workspace.hpp"
@@ -65,6 +66,7 @@ struct SiteInfo {
   std::int64_t function = 0, callee = 0;
   int height = -1;
   bool has_callees = false;
+  bool external = false; // a call site whose callee has no body in the program
 };
 
 struct DbFacts {
@@ -99,7 +101,8 @@ DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
       "SELECT s.kind, s.function, s.callee, s.callee_name, s.file, s.line, fn.name, fn.height, "
       "ce.height, ce.name, "
       "(SELECT COUNT(*) FROM calls c JOIN functions d ON d.id = c.callee "
-      "  WHERE c.caller = COALESCE(s.callee, s.function) AND d.defined = 1) "
+      "  WHERE c.caller = COALESCE(s.callee, s.function) AND d.defined = 1), "
+      "ce.defined, s.col "
       "FROM sites s JOIN functions fn ON fn.id = s.function "
       "LEFT JOIN functions ce ON ce.id = s.callee WHERE s.id = ?");
   for (const auto &n : nodes) {
@@ -115,20 +118,38 @@ DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
       std::string file = st.text(4);
       auto slash = file.find_last_of('/');
       std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
+      int caller_h = st.is_null(7) ? -1 : static_cast<int>(st.int64(7));
       if (si.kind == "body") {
         si.function = st.int64(1);
         si.name = fname;
-        si.height = st.is_null(7) ? -1 : static_cast<int>(st.int64(7));
+        si.height = caller_h;
+        si.has_callees = st.int64(10) > 0;
       } else {
         si.function = st.is_null(2) ? 0 : st.int64(2);
         std::string callee = st.is_null(9) ? st.text(3) : st.text(9);
         si.name = callee + "() @" + base + ":" + std::to_string(st.int64(5));
-        if (!st.is_null(8))
-          si.height = static_cast<int>(st.int64(8));
-        else if (!st.is_null(7))
-          si.height = std::max(0, static_cast<int>(st.int64(7)) - 1);
+        bool callee_defined = !st.is_null(11) && st.int64(11) != 0;
+        // call targets (virtual overrides, indirect candidates, template patterns whose
+        // callee the site table could not resolve)
+        auto targets = detail::call_targets(*db, site);
+        int target_h = -1;
+        auto ntargets = targets.size();
+        for (const auto &t : targets)
+          target_h = std::max(target_h, t.height);
+        if (callee_defined && !st.is_null(8)) {
+          si.height = std::max(static_cast<int>(st.int64(8)), target_h);
+        } else if (ntargets > 0) {
+          si.height = target_h;
+        } else {
+          // Outside the program (libc, a library): its height in our call graph is
+          // unknown (0 only because its body is not seen). The call is a statement of
+          // the caller, the deepest code the user can change: rank it at the caller's
+          // height (docs/statistics.md, "Specificity and score").
+          si.external = true;
+          si.height = caller_h;
+        }
+        si.has_callees = callee_defined || ntargets > 0;
       }
-      si.has_callees = st.int64(10) > 0;
     }
     f.sites[site] = si;
   }
@@ -159,6 +180,9 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         eopt.site_function.resize(id + 1, 0);
       eopt.site_function[id] = st.int64(1);
     }
+    auto ce = db->prepare("SELECT DISTINCT caller, callee FROM calls");
+    while (ce.step())
+      eopt.calls.push_back({ce.int64(0), ce.int64(1)});
   }
   EngineOutput eo = detail::run_engine(tr, eopt);
   AnalysisResult res;
@@ -237,26 +261,64 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
   }
   bool use_db_heights = facts.have && facts.H >= 0;
   res.heights_from_db = use_db_heights;
-  res.H = use_db_heights ? facts.H : max_depth;
-  // h(x): call-graph height of the function behind x; a wait node sits one level below
-  // its enclosing node (inside the blocking call); without a call graph, H - depth.
-  std::function<int(int)> height_of = [&](int node) -> int {
-    const Node &n = res.nodes[node];
-    if (n.kind == Node::Kind::Root || n.kind == Node::Kind::Untracked)
-      return res.H;
+  // Waker contexts: the nearest wait ancestor of every node and the waker's top frame
+  // (the child of that wait node on the path). Node ids grow from parents to children.
+  std::vector<int> wait_anc(N, -1), top_of(N, -1);
+  for (std::size_t i = 1; i < N; ++i) {
+    int p = res.nodes[i].parent;
+    bool pw = res.nodes[p].kind == Node::Kind::Wait;
+    wait_anc[i] = pw ? p : wait_anc[p];
+    top_of[i] = pw ? static_cast<int>(i) : top_of[p];
+  }
+  // H, the root's height: the workspace's value, raised to the height of every function
+  // on the interval's own path (outside waker contexts), so that no node there is "above"
+  // the root (an RAII annotation can mark the annotation class instead of the user's
+  // function, which leaves the workspace value too low).
+  int H = max_depth;
+  if (use_db_heights) {
+    H = facts.H;
+    for (std::size_t i = 1; i < N; ++i)
+      if (res.nodes[i].kind == Node::Kind::Site && wait_anc[i] < 0)
+        H = std::max(H, res.nodes[i].height);
+  }
+  res.H = H;
+  // h(x): call-graph height of the function behind x (an unknown one: its parent's - 1);
+  // a wait node sits one level below its enclosing node; without a call graph, H - depth.
+  std::vector<int> hraw(N, 0);
+  for (std::size_t i = 1; i < N; ++i) {
+    const Node &n = res.nodes[i];
+    int ph = n.parent == 0 ? H : hraw[n.parent];
     if (!use_db_heights)
-      return std::max(0, res.H - n.depth);
-    if (n.kind == Node::Kind::Wait)
-      return std::max(0, height_of(n.parent) - 1);
-    if (n.height >= 0)
-      return std::min(n.height, res.H);
-    return std::max(0, res.H - n.depth);
-  };
+      hraw[i] = std::max(0, H - n.depth);
+    else if (n.kind == Node::Kind::Site && n.height >= 0)
+      hraw[i] = n.height;
+    else
+      hraw[i] = std::max(0, ph - 1);
+  }
+  hraw[0] = H;
+  // specificity per node (docs/statistics.md): (H - h)^2 on the interval's own path; in
+  // a waker's context, the wait node's specificity plus the node's specificity within the
+  // waker's call tree (whose root, the top frame, has height Hw - 1): the waker's frames
+  // are always more specific than the wait they explain, deeper ones more so.
+  std::vector<double> spec(N, 0.0);
+  for (std::size_t i = 1; i < N; ++i) {
+    const Node &n = res.nodes[i];
+    int w = wait_anc[i];
+    if (n.kind == Node::Kind::Untracked) {
+      spec[i] = w < 0 ? 0.0 : spec[w];
+    } else if (w < 0) {
+      double d = H - std::clamp(hraw[i], 0, H);
+      spec[i] = d * d;
+    } else {
+      int hw = std::max(0, hraw[top_of[i]]) + 1;
+      double d = hw - std::clamp(hraw[i], 0, hw - 1);
+      spec[i] = spec[w] + d * d;
+    }
+  }
   auto spec_of = [&](int node, bool body) {
     if (body && node == 0)
       return 0.0;
-    double d = res.H - height_of(node);
-    return d * d;
+    return spec[node];
   };
   // children lists of the whole tree
   std::vector<std::vector<int>> kids(N);
@@ -274,8 +336,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
       auto it = facts.sites.find(n.site);
       if (it == facts.sites.end() || it->second.kind.empty())
         return true;
-      if (it->second.kind == "call" && it->second.function != 0)
-        return false; // the callee itself can be instrumented
+      // a body: its function's callees can be instrumented; a call site: its callee or
+      // call targets can (not an external function's)
       return !it->second.has_callees;
     }
     return true;

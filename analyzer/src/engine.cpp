@@ -9,7 +9,9 @@
 #include <deque>
 #include <queue>
 #include <set>
+#include <map>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace vprof::analyzer::detail {
 
@@ -200,6 +202,8 @@ class Engine {
 public:
   Engine(const trace::Trace &tr, const EngineOptions &opt) : tr_(tr), opt_(opt) {
     nodes_.push_back({kNoParent, 0});
+    for (const auto &[caller, callee] : opt_.calls)
+      callees_[caller].push_back(callee);
     out_.ticks_per_second = tr.ticks_per_second();
   }
 
@@ -340,7 +344,7 @@ private:
       while (th.depth_ok && !th.stack.empty() && th.stack.back().depth == depth) {
         std::uint32_t open_site = th.stack.back().site;
         std::int64_t fo = fn_of(open_site), fn = fn_of(site);
-        if (open_site != site && (fo == 0 || fn == 0 || fo == fn))
+        if (open_site != site && (fo == 0 || fn == 0 || fo == fn || reaches(fo, fn)))
           break;
         th.stack.pop_back();
         ++out_.abandoned_frames;
@@ -377,6 +381,35 @@ private:
 
   std::int64_t fn_of(std::uint32_t site) const {
     return site < opt_.site_function.size() ? opt_.site_function[site] : 0;
+  }
+  // Whether `from` calls `to`, directly or transitively, in the static call graph
+  // (memoised breadth-first search; only asked for same-depth ENTERs).
+  bool reaches(std::int64_t from, std::int64_t to) {
+    if (callees_.empty())
+      return false;
+    auto key = std::make_pair(from, to);
+    if (auto m = reach_memo_.find(key); m != reach_memo_.end())
+      return m->second;
+    std::unordered_set<std::int64_t> seen{from};
+    std::vector<std::int64_t> todo{from};
+    bool found = false;
+    while (!todo.empty() && !found) {
+      std::int64_t f = todo.back();
+      todo.pop_back();
+      auto e = callees_.find(f);
+      if (e == callees_.end())
+        continue;
+      for (std::int64_t c : e->second) {
+        if (c == to) {
+          found = true;
+          break;
+        }
+        if (seen.insert(c).second)
+          todo.push_back(c);
+      }
+    }
+    reach_memo_[key] = found;
+    return found;
   }
 
   void begin_wait(Thread &th, std::int64_t t, WaitKind k) {
@@ -474,6 +507,8 @@ private:
   std::vector<std::uint8_t> res_flag_;
   std::vector<std::uint32_t> res_touched_;
   std::uint64_t syncs_since_prune_ = 0;
+  std::unordered_map<std::int64_t, std::vector<std::int64_t>> callees_;
+  std::map<std::pair<std::int64_t, std::int64_t>, bool> reach_memo_;
 };
 
 void Engine::run_probes(Thread &th, std::size_t stop, std::int64_t until) {
@@ -601,8 +636,11 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
         if (c.src >= 0) {
           std::int64_t r = std::clamp(c.r, a, b);
           attribute(w, b - r);
+          // Chains are flattened: a waker that itself waited keeps its own wake-up
+          // latency in its nested wait node, but its waker's work joins the outer wait's
+          // context (it.prefix), so a wait node's children are what the holders did.
           if (r > a)
-            work.push_back({c.src, r, a, w});
+            work.push_back({c.src, r, a, it.prefix == 0 ? w : it.prefix});
         } else {
           attribute(w, b - a);
         }

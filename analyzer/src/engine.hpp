@@ -64,6 +64,10 @@ struct EngineOptions {
   // lets an ENTER at depth d close an open frame of another function at the same depth
   // (a sibling abandoned by longjmp; docs/trace-format.md, "Frame depth and longjmp").
   std::vector<std::int64_t> site_function;
+  // Static call edges (caller function id, callee function id), from the workspace: an
+  // ENTER at the depth of an open frame whose function (transitively) calls the entering
+  // one is a callee inlined into that frame (same frame address), not a dead sibling.
+  std::vector<std::pair<std::int64_t, std::int64_t>> calls;
 };
 
 // Throws AnalysisError (see analyzer.hpp) when a limit is exceeded.

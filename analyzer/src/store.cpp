@@ -1,5 +1,6 @@
 // The analyzer's workspace tables: storing an analysis run, and `expand` (the next
 // iteration's plan from the top-k factors, with the stopping rule). docs/analyzer.md.
+#include "call_targets.hpp"
 #include "vprof/analyzer.hpp"
 #include "vprof/workspace.hpp"
 
@@ -166,7 +167,7 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
   }
   // Candidate functions per factor side.
   auto node_row = db.prepare(
-      "SELECT kind, function FROM tree_nodes WHERE run = ? AND label = '' AND node = ?");
+      "SELECT kind, function, site, path FROM tree_nodes WHERE run = ? AND label = '' AND node = ?");
   auto waker_kids = db.prepare(
       "SELECT function, node, kind FROM tree_nodes WHERE run = ? AND label = '' AND parent = ?");
   auto callees = db.prepare("SELECT DISTINCT c.callee FROM calls c JOIN functions f ON f.id = "
@@ -213,6 +214,31 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
   // The waker's work is the whole subtree below a wait node: its top frames are usually
   // planned already (the worker loop), the holder's real work sits deeper. Nested waits
   // are not entered: their own factors expand them.
+  // The functions that release what a wait of this kind waits for: the static waker
+  // candidates, used when the trace shows no instrumented frame of the waker.
+  auto wakers_of_kind = [&](const std::string &wait_kind) {
+    static const std::vector<std::pair<std::string, std::vector<std::string>>> primitives = {
+        {"mutex", {"pthread_mutex_unlock"}},
+        {"rwlock", {"pthread_rwlock_unlock"}},
+        {"cond", {"pthread_cond_signal", "pthread_cond_broadcast"}},
+        {"sem", {"sem_post"}},
+        {"custom", {"vprof_wake"}}};
+    std::vector<std::int64_t> fs;
+    auto callers = db.prepare("SELECT DISTINCT c.caller FROM calls c JOIN functions p ON p.id = "
+                              "c.callee JOIN functions d ON d.id = c.caller WHERE p.name = ? "
+                              "AND d.defined = 1 ORDER BY c.caller");
+    for (const auto &[kind, names] : primitives) {
+      if (kind != wait_kind)
+        continue;
+      for (const auto &name : names) {
+        callers.reset();
+        callers.bind(1, name);
+        while (callers.step())
+          fs.push_back(callers.int64(0));
+      }
+    }
+    return fs;
+  };
   auto expand_waker = [&](std::int64_t wait_node, const std::string &key) {
     std::vector<std::int64_t> fs, frontier{wait_node};
     while (!frontier.empty()) {
@@ -228,6 +254,18 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
         frontier.push_back(waker_kids.int64(1));
       }
     }
+    if (fs.empty()) {
+      // No frame of the waker is instrumented: start from the functions that call the
+      // waking primitive of this wait's kind (pthread_cond_signal for a condition wait...).
+      node_row.reset();
+      node_row.bind(1, run).bind(2, wait_node);
+      if (node_row.step()) {
+        std::string path = node_row.text(3);
+        auto at = path.rfind("/wait:");
+        if (at != std::string::npos)
+          fs = wakers_of_kind(path.substr(at + 6));
+      }
+    }
     for (auto f : fs)
       expand_function(f, key);
   };
@@ -239,6 +277,7 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
         continue;
       std::string kind = node_row.text(0);
       std::int64_t fn = node_row.is_null(1) ? 0 : node_row.int64(1);
+      std::int64_t site = node_row.is_null(2) ? 0 : node_row.int64(2);
       if (kind == "root") {
         if (!s.body)
           continue;
@@ -253,6 +292,9 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
       } else if (kind == "site" && !s.body) {
         if (fn)
           expand_function(fn, key);
+        // Every function the call may reach: virtual overrides, indirect-call candidates.
+        for (const auto &t : detail::call_targets(db, site))
+          expand_function(t.function, key);
         // A call that blocked (pthread_cond_wait, a lock call) has wait children: the
         // time is the waker's, so expand into it.
         waker_kids.reset();

@@ -295,8 +295,9 @@ TEST(CriticalPath, SharedMutexAcrossProcesses) {
   EXPECT_EQ(self_times(eo, 0), (Times{{"/", 50}, {"/wait:mutex", 10}, {"/wait:mutex/s3", 40}}));
 }
 
-TEST(CriticalPath, ChainedWaitsNest) {
-  // T1 waits for T2 (mutex A) while T2 waits for T3 (mutex B).
+TEST(CriticalPath, ChainedWaitsFlattenIntoTheOuterWait) {
+  // T1 waits for T2 (mutex A) while T2 waits for T3 (mutex B). T2's own wake-up latency
+  // stays in its nested wait node; T3's work joins the outer wait's context.
   auto dir = fresh_dir("chain");
   TraceBuilder b(1);
   b.thread(1)
@@ -323,7 +324,67 @@ TEST(CriticalPath, ChainedWaitsNest) {
                                       {"/wait:mutex", 10},
                                       {"/wait:mutex/s2", 30},
                                       {"/wait:mutex/s2/wait:mutex", 5},
-                                      {"/wait:mutex/s2/wait:mutex/s3", 25}}));
+                                      {"/wait:mutex/s3", 25}}));
+}
+
+TEST(CriticalPath, ConvoyChainMergesTheHoldersWork) {
+  // T1 waits (mutex A) for T2, which waited for T3 on the same mutex: both holders ran
+  // the same function (site 5), so the outer wait holds one node for it with the sum.
+  auto dir = fresh_dir("convoychain");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .emit(VPROF_REC_LOCK_WAIT, 0xA, 10)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0xA, 90)
+      .emit(VPROF_REC_INTERVAL_END, 1, 100);
+  b.thread(2)
+      .emit(VPROF_REC_LOCK_WAIT, 0xA, 5)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0xA, 40)
+      .enter(5, 40, 1)
+      .exit(5, 85, 1)
+      .emit(VPROF_REC_LOCK_RELEASE, 0xA, 85);
+  b.thread(3)
+      .emit(VPROF_REC_LOCK_ACQUIRE, 0xA, 1)
+      .enter(5, 2, 1)
+      .exit(5, 38, 1)
+      .emit(VPROF_REC_LOCK_RELEASE, 0xA, 38);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.wake_edges, 2u);
+  // T1: [0,10] own, wait [10,90] woken at 85 -> 5 latency; T2 back from 85: s5 [40,85]
+  // = 45, its wait [10,40] woken at 38 -> 2 latency in the nested node; T3 back from 38
+  // to 10: s5 = 28, into the outer wait's context.
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 20},
+                                      {"/wait:mutex", 5},
+                                      {"/wait:mutex/s5", 73},
+                                      {"/wait:mutex/wait:mutex", 2}}));
+}
+
+TEST(CriticalPath, InlinedCalleeAtTheSameDepthNests) {
+  // f (body site 1) calls g (body site 2) inlined into f's frame: same depth. With the
+  // call edge f -> g known, g nests under f instead of closing it as a dead sibling.
+  auto dir = fresh_dir("inlined");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 0, 1)
+      .enter(2, 10, 1)
+      .exit(2, 30, 1)
+      .exit(1, 50, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 50);
+  b.write(dir);
+  auto tr = vprof::trace::Trace::open(dir);
+  EngineOptions opt;
+  opt.site_function = {0, 100, 200};
+  opt.calls = {{100, 150}, {150, 200}}; // f calls g through an uninstrumented helper
+  auto eo = run_engine(tr, opt);
+  EXPECT_EQ(eo.abandoned_frames, 0u);
+  EXPECT_EQ(eo.unmatched_exits, 0u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/s1", 30}, {"/s1/s2", 20}}));
+  // without the edge, g's ENTER closes f (the longjmp rule) and f's EXIT is unmatched
+  opt.calls.clear();
+  auto eo2 = run_engine(tr, opt);
+  EXPECT_EQ(eo2.unmatched_exits, 1u);
 }
 
 TEST(CriticalPath, SameDepthSiblingOfAnotherFunctionIsClosed) {

@@ -1,0 +1,257 @@
+// Ranking and expansion rules that the accuracy suite depends on, each on a hand-built
+// trace with a workspace: external calls rank at their caller's level, a waker's frames
+// outrank the wait they explain, H covers the interval's own path, expand reaches virtual
+// overrides / template callees through the call graph and a waker without instrumented
+// frames through the callers of the waking primitive.
+#include "trace_builder.hpp"
+#include "vprof/analyzer.hpp"
+#include "vprof/trace_reader.hpp"
+#include "vprof/workspace.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+namespace va = vprof::analyzer;
+using vprof::testing::TraceBuilder;
+
+namespace {
+
+fs::path fresh_dir(const std::string &name) {
+  fs::path d = fs::temp_directory_path() / ("vprof-rank-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+std::vector<std::int64_t> plan(vprof::ws::Database &db, int iteration) {
+  std::vector<std::int64_t> fs;
+  auto st = db.prepare("SELECT function FROM plans WHERE iteration = ? ORDER BY function");
+  st.bind(1, iteration);
+  while (st.step())
+    fs.push_back(st.int64(0));
+  return fs;
+}
+
+// The condvar shape: the interval (thread 1) runs query -> await -> pthread_cond_wait;
+// thread 2 runs helper -> compute (w ticks, varying) and signals. With `waker_frames`
+// false, thread 2 has no probes (its functions are not instrumented yet).
+fs::path condvar_trace(const fs::path &dir, bool waker_frames) {
+  TraceBuilder b(1);
+  for (std::uint64_t i = 0; i < 30; ++i) {
+    std::uint64_t t = i * 10000, w = 100 + (i * 37) % 200;
+    b.thread(1)
+        .emit(VPROF_REC_INTERVAL_BEGIN, i + 1, t)
+        .enter(1, t, 1)
+        .enter(2, t + 1, 1)
+        .enter(3, t + 2, 2)
+        .enter(4, t + 3, 2)
+        .emit(VPROF_REC_COND_WAIT_BEGIN, 0xC0, t + 4)
+        .emit(VPROF_REC_COND_WAIT_END, 0xC0, t + 20 + w)
+        .exit(4, t + 21 + w, 2)
+        .exit(3, t + 22 + w, 2)
+        .exit(2, t + 23 + w, 1)
+        .exit(1, t + 24 + w, 1)
+        .emit(VPROF_REC_INTERVAL_END, i + 1, t + 24 + w);
+    auto &h = b.thread(2);
+    if (waker_frames)
+      h.enter(10, t + 4, 1).enter(11, t + 5, 1).enter(12, t + 6, 2);
+    else
+      h.emit(VPROF_REC_LOCK_ACQUIRE, 0xD0, t + 4); // some record at the start
+    if (waker_frames)
+      h.exit(12, t + 6 + w, 2).exit(11, t + 7 + w, 1);
+    h.emit(VPROF_REC_COND_SIGNAL, 0xC0, t + 10 + w);
+    if (waker_frames)
+      h.exit(10, t + 11 + w, 1);
+    else
+      h.emit(VPROF_REC_LOCK_RELEASE, 0xD0, t + 11 + w);
+  }
+  auto tdir = dir / "trace";
+  b.write(tdir);
+  return tdir;
+}
+
+void condvar_workspace(vprof::ws::Database &db) {
+  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+          "(1,'query','query',1,2,1),(2,'await','await',1,1,0),"
+          "(3,'pthread_cond_wait','pthread_cond_wait',0,0,0),(10,'helper','helper',1,2,0),"
+          "(11,'compute','compute',1,1,0),(12,'spin','spin',1,0,0),"
+          "(20,'pthread_cond_signal','pthread_cond_signal',0,0,0);"
+          "INSERT INTO calls VALUES (1,2,'direct','/s/q.c',5,3),(2,3,'direct','/s/q.c',9,3),"
+          "(10,11,'direct','/s/q.c',20,3),(10,20,'direct','/s/q.c',21,3),"
+          "(11,12,'direct','/s/q.c',30,3);"
+          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+          "(1,'body',1,NULL,NULL,'/s/q.c',4,1),(2,'call',1,2,'await','/s/q.c',5,3),"
+          "(3,'body',2,NULL,NULL,'/s/q.c',8,1),(4,'call',2,3,'pthread_cond_wait','/s/q.c',9,3),"
+          "(10,'body',10,NULL,NULL,'/s/q.c',19,1),(11,'call',10,11,'compute','/s/q.c',20,3),"
+          "(12,'body',11,NULL,NULL,'/s/q.c',29,1);"
+          "INSERT INTO plans VALUES (0,1,'root'),(0,2,'depth');");
+}
+
+} // namespace
+
+// sync_block (h 1) spends its varying time in two external calls (fsync, memset: h 0 in
+// the call graph only because their bodies are unknown). The external calls rank at their
+// caller's height, so the function that explains the variance, sync_block, is on top.
+TEST(Ranking, ExternalCallRanksAtItsCallersLevel) {
+  auto dir = fresh_dir("external");
+  TraceBuilder b(1);
+  for (std::uint64_t i = 0; i < 40; ++i) {
+    std::uint64_t t = i * 10000, x = 100 + (i * 37) % 200, y = 50 + (i * 53) % 150,
+                  z = (i * 17) % 40;
+    b.thread(1)
+        .emit(VPROF_REC_INTERVAL_BEGIN, i + 1, t)
+        .enter(1, t, 1)
+        .enter(2, t + 1, 1)
+        .enter(3, t + 2, 2)
+        .enter(4, t + 3, 2)
+        .exit(4, t + 3 + x, 2)
+        .enter(5, t + 3 + x, 2)
+        .exit(5, t + 3 + x + y, 2)
+        .exit(3, t + 4 + x + y, 2)
+        .exit(2, t + 5 + x + y, 1)
+        .enter(6, t + 5 + x + y, 1)
+        .exit(6, t + 5 + x + y + z, 1)
+        .exit(1, t + 6 + x + y + z, 1)
+        .emit(VPROF_REC_INTERVAL_END, i + 1, t + 6 + x + y + z);
+  }
+  b.write(dir / "trace");
+  vprof::ws::Database db(dir / "vprof.db");
+  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+          "(1,'serve','serve',1,2,1),(2,'sync_block','sync_block',1,1,0),"
+          "(3,'fsync','fsync',0,0,0),(4,'memset','memset',0,0,0),(5,'noise','noise',1,0,0);"
+          "INSERT INTO calls VALUES (1,2,'direct','/s/a.c',5,3),(2,3,'direct','/s/a.c',9,3),"
+          "(2,4,'direct','/s/a.c',10,3),(1,5,'direct','/s/a.c',6,3);"
+          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+          "(1,'body',1,NULL,NULL,'/s/a.c',4,1),(2,'call',1,2,'sync_block','/s/a.c',5,3),"
+          "(3,'body',2,NULL,NULL,'/s/a.c',8,1),(4,'call',2,3,'fsync','/s/a.c',9,3),"
+          "(5,'call',2,4,'memset','/s/a.c',10,3),(6,'call',1,5,'noise','/s/a.c',6,3);");
+  auto res = va::analyze(dir / "trace", &db, {});
+  const auto &g = res.groups[0];
+  ASSERT_FALSE(g.factors.empty());
+  const auto &top = g.factors[0];
+  EXPECT_EQ(top.kind, va::Factor::Kind::Variance);
+  EXPECT_FALSE(top.a_body);
+  EXPECT_EQ(res.nodes[top.a].function, 2) << top.name;
+  int seen = 0;
+  for (const auto &f : g.factors)
+    if (f.key == "var:/s1/s2/s3/s4") {
+      ++seen;
+      EXPECT_DOUBLE_EQ(f.specificity, 1.0); // (H 2 - h(sync_block) 1)^2, not (2 - 0)^2
+      EXPECT_TRUE(f.leaf);                  // nothing of fsync can be instrumented
+    }
+  EXPECT_EQ(seen, 1);
+  EXPECT_LE(g.max_residual, 1e-9);
+}
+
+// The wait's time is the helper's compute: compute (under the wait node) must outrank
+// the wait node and the blocked call, although they carry a little more variance.
+TEST(Ranking, WakerFramesOutrankTheirWait) {
+  auto dir = fresh_dir("waker");
+  auto tdir = condvar_trace(dir, true);
+  vprof::ws::Database db(dir / "vprof.db");
+  condvar_workspace(db);
+  auto res = va::analyze(tdir, &db, {});
+  EXPECT_EQ(res.wake_edges, 30u);
+  const auto &g = res.groups[0];
+  ASSERT_FALSE(g.factors.empty());
+  const auto &top = g.factors[0];
+  EXPECT_EQ(res.nodes[top.a].function, 11) << top.name;
+  EXPECT_NE(res.nodes[top.a].path.find("/wait:cond/"), std::string::npos);
+  double wait_spec = -1;
+  for (const auto &f : g.factors)
+    if (f.b < 0 && !f.a_body && res.nodes[f.a].kind == va::Node::Kind::Wait)
+      wait_spec = f.specificity;
+  EXPECT_GT(top.specificity, wait_spec);
+  EXPECT_LE(g.max_residual, 1e-9);
+}
+
+// The workspace's H (meta) can be lower than a function on the interval's path (an RAII
+// annotation marks the annotation class): H is raised to that height.
+TEST(Ranking, RootHeightCoversTheIntervalPath) {
+  auto dir = fresh_dir("height");
+  auto tdir = condvar_trace(dir, true);
+  vprof::ws::Database db(dir / "vprof.db");
+  condvar_workspace(db);
+  db.exec("UPDATE functions SET height = 4 WHERE id = 1;"
+          "INSERT OR REPLACE INTO meta(key, value) VALUES ('H', '1');");
+  auto res = va::analyze(tdir, &db, {});
+  EXPECT_EQ(res.H, 4);
+  int seen = 0;
+  for (const auto &f : res.groups[0].factors)
+    if (f.key == "var:/s1/s2") { // await's call site: h 1
+      ++seen;
+      EXPECT_DOUBLE_EQ(f.specificity, 9.0);
+    }
+  EXPECT_EQ(seen, 1);
+}
+
+// A wait whose waker has no instrumented frame: expand plans the functions that call the
+// waking primitive (pthread_cond_signal) and their callees.
+TEST(Ranking, ExpandWaitWithoutWakerFramesUsesTheWakingPrimitive) {
+  auto dir = fresh_dir("static-waker");
+  auto tdir = condvar_trace(dir, false);
+  vprof::ws::Database db(dir / "vprof.db");
+  condvar_workspace(db);
+  auto res = va::analyze(tdir, &db, {});
+  va::store(db, res, 0);
+  auto e = va::expand(db, 0, 3, 8);
+  EXPECT_EQ(e.reason, "expanded");
+  auto p = plan(db, 1);
+  EXPECT_TRUE(std::count(p.begin(), p.end(), 10)) << "helper calls pthread_cond_signal";
+  EXPECT_TRUE(std::count(p.begin(), p.end(), 11)) << "helper's callee compute";
+}
+
+// A virtual call site (the base declaration has no body) and a call in a template
+// pattern (callee unresolved in the site table, the call edge at another column of the
+// line): expand plans every override and the template member through the call graph.
+TEST(Ranking, ExpandFollowsCallEdgesOfTheCallSitePosition) {
+  auto dir = fresh_dir("targets");
+  TraceBuilder b(1);
+  for (std::uint64_t i = 0; i < 30; ++i) {
+    std::uint64_t t = i * 10000, x = 100 + (i * 37) % 200, y = 80 + (i * 71) % 150;
+    b.thread(1)
+        .emit(VPROF_REC_INTERVAL_BEGIN, i + 1, t)
+        .enter(1, t, 1)
+        .enter(2, t + 1, 1)
+        .exit(2, t + 1 + x, 1)
+        .enter(3, t + 1 + x, 1)
+        .exit(3, t + 1 + x + y, 1)
+        .exit(1, t + 2 + x + y, 1)
+        .emit(VPROF_REC_INTERVAL_END, i + 1, t + 2 + x + y);
+  }
+  b.write(dir / "trace");
+  vprof::ws::Database db(dir / "vprof.db");
+  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+          "(1,'draw','acc::draw',1,2,1),(2,'base','acc::Shape::render',0,0,0),"
+          "(3,'sprite','acc::Sprite::render',1,1,0),(4,'circle','acc::Circle::render',1,0,0),"
+          "(5,'blit','acc::blit',1,0,0),(6,'proc','acc::Batch::process',1,0,0),"
+          "(7,'item','acc::Batch::item',1,0,0);"
+          "INSERT INTO calls VALUES (1,2,'virtual','/s/v.cpp',44,12),"
+          "(1,3,'virtual','/s/v.cpp',44,12),(1,4,'virtual','/s/v.cpp',44,12),"
+          "(3,5,'direct','/s/v.cpp',20,3),(1,6,'member','/s/v.cpp',45,14),"
+          "(1,7,'member','/s/v.cpp',45,30);"
+          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+          "(1,'body',1,NULL,NULL,'/s/v.cpp',40,1),"
+          "(2,'call',1,2,'acc::Shape::render','/s/v.cpp',44,12),"
+          "(3,'call',1,NULL,'batch.process','/s/v.cpp',45,23);"
+          "INSERT INTO plans VALUES (0,1,'root');");
+  auto res = va::analyze(dir / "trace", &db, {});
+  int seen = 0;
+  for (const auto &f : res.groups[0].factors) {
+    seen += f.key == "var:/s1/s2" || f.key == "var:/s1/s3";
+    if (f.key == "var:/s1/s2") // h = the highest override (Sprite::render, 1)
+      EXPECT_DOUBLE_EQ(f.specificity, 1.0);
+    if (f.key == "var:/s1/s3") // h = Batch::process (0), found by name on line 45
+      EXPECT_DOUBLE_EQ(f.specificity, 4.0);
+    if (f.key == "var:/s1/s2" || f.key == "var:/s1/s3")
+      EXPECT_FALSE(f.leaf) << f.key;
+  }
+  EXPECT_EQ(seen, 2);
+  va::store(db, res, 0);
+  auto e = va::expand(db, 0, 3, 8);
+  EXPECT_EQ(e.reason, "expanded");
+  EXPECT_EQ(plan(db, 1), (std::vector<std::int64_t>{1, 3, 4, 5, 6}));
+}
