@@ -134,9 +134,17 @@ DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
         auto targets = detail::call_targets(*db, site);
         int target_h = -1;
         auto ntargets = targets.size();
-        for (const auto &t : targets)
+        bool dispatch = ntargets > 1;
+        for (const auto &t : targets) {
           target_h = std::max(target_h, t.height);
-        if (callee_defined && !st.is_null(8)) {
+          dispatch = dispatch || t.dispatch;
+        }
+        if (dispatch) {
+          // A virtual or indirect call names the dispatch, not one function: it sits one
+          // level above the highest of its targets, so an instrumented target's body
+          // below it is more specific.
+          si.height = target_h + 1;
+        } else if (callee_defined && !st.is_null(8)) {
           si.height = std::max(static_cast<int>(st.int64(8)), target_h);
         } else if (ntargets > 0) {
           si.height = target_h;

@@ -34,12 +34,13 @@ std::vector<CallTarget> call_targets(ws::Database &db, std::int64_t site) {
   std::string file = st.text(4);
   std::int64_t line = st.int64(5), col = st.int64(6);
   auto exact = db.prepare(
-      "SELECT DISTINCT d.id, d.height FROM calls c JOIN functions d ON d.id = c.callee "
-      "WHERE c.caller = ? AND c.file = ? AND c.line = ? AND c.col = ? AND d.defined = 1 "
-      "ORDER BY d.id");
+      "SELECT d.id, d.height, MAX(c.kind IN ('virtual', 'indirect')) FROM calls c "
+      "JOIN functions d ON d.id = c.callee WHERE c.caller = ? AND c.file = ? AND c.line = ? "
+      "AND c.col = ? AND d.defined = 1 GROUP BY d.id ORDER BY d.id");
   exact.bind(1, caller).bind(2, file).bind(3, line).bind(4, col);
   while (exact.step())
-    out.push_back({exact.int64(0), exact.is_null(1) ? -1 : static_cast<int>(exact.int64(1))});
+    out.push_back({exact.int64(0), exact.is_null(1) ? -1 : static_cast<int>(exact.int64(1)),
+                   exact.int64(2) != 0});
   if (!out.empty() || resolved || spelled.empty())
     return out;
   std::string want = last_identifier(spelled);

@@ -12,7 +12,8 @@ namespace vprof::analyzer::detail {
 
 struct CallTarget {
   std::int64_t function = 0;
-  int height = -1; // -1: unknown
+  int height = -1;       // -1: unknown
+  bool dispatch = false; // reached through a virtual or indirect call edge
 };
 
 // Defined functions called at the position of call site `site`: the callees of the

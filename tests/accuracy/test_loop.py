@@ -1,0 +1,146 @@
+"""The accuracy suite through the whole product: for every program of
+benchmarks/accuracy/manifest.toml, `vprof init` + `vprof loop` in a fresh project (the
+program built through vprof's compiler wrappers, the workload printing the realised truth),
+then the final iteration's top-1 factor must name the planted cause and its share must be
+within ±5 percentage points of the share the same run realised (truth.txt of that run).
+
+Iterations per program are printed and appended (one JSON line per program) to
+$VPROF_ACCURACY_LOG when that variable is set (the RESULTS.md table is made from it).
+"""
+import json
+import os
+import pathlib
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import programs  # noqa: E402
+
+PROGRAMS = programs.load_programs()
+TOLERANCE = 0.05  # share of Var(L), absolute
+DEPTH, K, ITERATIONS = 1, 3, 6
+
+
+def factor_names_cause(db: sqlite3.Connection, run: int, factor: dict, program) -> bool:
+    """Whether a stored factor *names* the program's planted cause.
+
+    Each side of the factor is a node of the variance tree. A side names function F when
+    - its node is F's body site (the term is Var(T) or Var(B), the body's self time), or
+    - its node is a call site whose callee is F (the call of F), or
+    - its node is a call site of a function outside the program (libc: no body in the
+      call graph) made inside F: such a call is a statement of F, the deepest code the
+      user can change (the share check below keeps this honest: the call must carry
+      F's whole variance, within 5 pp).
+    A node counts in any calling context: under the interval's own frames or under a wait
+    node (the waker's work reached through a wake-up edge).
+    kind "var": a variance factor with one side naming the cause. kind "cov": a
+    covariance factor whose two sides name the two causes (in either order).
+    """
+    def names(node: int, body: bool) -> set:
+        row = db.execute(
+            "SELECT t.kind, t.site, t.function FROM tree_nodes t WHERE t.run = ? AND "
+            "t.label = '' AND t.node = ?", (run, node)).fetchone()
+        if row is None or row[0] != "site":
+            return set()
+        kind, site, function = row
+        site_row = db.execute(
+            "SELECT s.kind, f.name, ce.name, ce.defined FROM sites s JOIN functions f ON "
+            "f.id = s.function LEFT JOIN functions ce ON ce.id = s.callee WHERE s.id = ?",
+            (site,)).fetchone()
+        if site_row is None:
+            return set()
+        site_kind, caller, callee, callee_defined = site_row
+        if site_kind == "body":
+            return {caller}
+        out = set()
+        if callee is not None and not body:
+            out.add(callee)
+        if callee is None or not callee_defined:
+            out.add(caller)  # an external call: a statement of its caller
+        return out
+
+    a = names(factor["a"], factor["a_body"])
+    if program.kind == "var":
+        return factor["kind"] == "var" and program.cause[0] in a
+    if factor["kind"] != "cov":
+        return False
+    b = names(factor["b"], factor["b_body"])
+    x, y = program.cause
+    return (x in a and y in b) or (y in a and x in b)
+
+
+def reference_share(db: sqlite3.Connection, run: int, factor: dict, truth: dict) -> float:
+    """The realised share the factor must match: the program's `share`; for programs that
+    report the cause in its two calling contexts (convoy, rwlock), the share of the
+    context the factor's node lies in: under a wait node -> share_waker, else share_self."""
+    if "share_waker" not in truth:
+        return truth["share"]
+    path = db.execute("SELECT path FROM tree_nodes WHERE run = ? AND label = '' AND node = ?",
+                      (run, factor["a"])).fetchone()[0]
+    return truth["share_waker"] if "/wait:" in path else truth["share_self"]
+
+
+def run_loop(program, project: pathlib.Path, vprof: pathlib.Path) -> dict:
+    """init + loop in `project`; returns the final run's facts."""
+    program.write_project(project, depth=DEPTH, k=K, iterations=ITERATIONS)
+    roots = [a for r in program.roots for a in ("--root", r)]
+    t0 = time.monotonic()
+    init = subprocess.run([str(vprof), "-C", str(project), "init", *roots],
+                          capture_output=True, text=True, timeout=300)
+    assert init.returncode == 0, init.stderr
+    loop = subprocess.run([str(vprof), "-C", str(project), "loop"], capture_output=True,
+                          text=True, timeout=600)
+    seconds = time.monotonic() - t0
+    assert loop.returncode == 0, loop.stderr[-3000:]
+    db = sqlite3.connect(project / ".vprof" / "vprof.db")
+    run, iteration = db.execute(
+        "SELECT id, iteration FROM analysis_runs ORDER BY id DESC LIMIT 1").fetchone()
+    cols = ["rank", "key", "kind", "a", "a_body", "b", "b_body", "name", "share"]
+    rows = db.execute(f"SELECT {', '.join(cols)} FROM factors WHERE run = ? AND label = '' "
+                      "ORDER BY rank LIMIT 5", (run,)).fetchall()
+    factors = [dict(zip(cols, r)) for r in rows]
+    truth = programs.Program.read_truth(project)
+    stop = [l for l in loop.stderr.splitlines() if "stopped after" in l]
+    warnings = [l for l in loop.stderr.splitlines() if "warning" in l]
+    return {"db": db, "run": run, "iterations": iteration + 1, "factors": factors,
+            "truth": truth, "seconds": seconds, "stop": stop[-1] if stop else "",
+            "warnings": warnings}
+
+
+@pytest.fixture(scope="session")
+def vprof_tools(build_dir):
+    """The driver and the compiler wrappers, built in the test's tree."""
+    subprocess.run(["cmake", "--build", str(build_dir), "--target", "vprof", "vprof-cc",
+                    "vprof_rt"], check=True, capture_output=True, text=True)
+    vprof = build_dir / "driver" / "vprof"
+    assert vprof.exists(), vprof
+    return vprof
+
+
+@pytest.mark.parametrize("name", [p.name for p in PROGRAMS])
+def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
+    program = next(p for p in PROGRAMS if p.name == name)
+    res = run_loop(program, tmp_path / name, vprof_tools)
+    db, run, truth = res["db"], res["run"], res["truth"]
+    assert truth is not None and truth["program"] == name
+    top = res["factors"][0]
+    named = factor_names_cause(db, run, top, program)
+    ref = reference_share(db, run, top, truth) if named else truth["share"]
+    record = {"program": name, "iterations": res["iterations"], "top1": named,
+              "top_factor": top["name"], "share": round(top["share"], 4),
+              "truth": round(ref, 4), "seconds": round(res["seconds"], 1),
+              "stop": res["stop"]}
+    print(f"\naccuracy-loop: {json.dumps(record)}")
+    if os.environ.get("VPROF_ACCURACY_LOG"):
+        with open(os.environ["VPROF_ACCURACY_LOG"], "a") as log:
+            log.write(json.dumps(record) + "\n")
+    table = "\n".join(f"  {f['rank']}. {f['share']:.3f} {f['name']}" for f in res["factors"])
+    assert not [w for w in res["warnings"] if "without an open frame" in w], res["warnings"]
+    assert named, (f"{name}: top factor does not name {program.cause} "
+                   f"(truth share {truth['share']:.3f}):\n{table}")
+    assert abs(top["share"] - ref) <= TOLERANCE, (
+        f"{name}: share {top['share']:.3f} vs realised {ref:.3f}:\n{table}")
