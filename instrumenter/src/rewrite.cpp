@@ -39,6 +39,7 @@ struct Site {
   std::size_t fn = 0;          // index into State::fns
   std::string callee_usr, callee_name;
   bool dependent = false; // a template's unresolved call: callee taken from the scan's edge
+  bool stmt_expr = false; // C++: the statement-expression form (no lambda can capture)
   std::int64_t id = 0;
 };
 
@@ -96,6 +97,15 @@ bool returns_twice(const FunctionDecl *fd) {
                                               "vfork",  "getcontext", "savectx"};
   const IdentifierInfo *ii = fd->getIdentifier();
   return ii && names.count(std::string(ii->getName()));
+}
+
+// fork() returns in two processes: a call-site probe's ENTER is in the parent's stream and
+// the child would record the EXIT alone ("probe exits without an open frame").
+bool forks(const FunctionDecl *fd) {
+  static const std::set<std::string> names = {"fork", "_Fork", "__fork", "__libc_fork"};
+  const IdentifierInfo *ii = fd->getIdentifier();
+  return ii && fd->getDeclContext()->getRedeclContext()->isTranslationUnit() &&
+         names.count(std::string(ii->getName()));
 }
 
 // Walks one planned function's body and records its call sites.
@@ -236,6 +246,9 @@ private:
         return skip(at, "callee does not return (probe exit would never run)");
       if (returns_twice(callee))
         return skip(at, "callee returns twice (setjmp-like)");
+      if (forks(callee))
+        return skip(at, "callee returns in two processes (fork): the child would record an "
+                        "exit without its entry");
       if (callee->isConsteval())
         return skip(at, "consteval callee");
     }
@@ -259,10 +272,21 @@ private:
     if (facts.coawait)
       return skip(at, "co_await/co_yield in the call");
     const LangOptions &lo = ctx_.getLangOpts();
+    // A lambda cannot capture structured bindings (before C++20) or variable-length
+    // arrays. A call whose value is void or a scalar prvalue loses nothing in the GNU
+    // statement-expression form, which needs no capture; other calls are refused.
+    bool stmt_expr = false;
+    const char *no_capture = nullptr;
     if (lo.CPlusPlus && !lo.CPlusPlus20 && facts.binding)
-      return skip(at, "structured binding in the call (a C++17 lambda cannot capture it)");
-    if (lo.CPlusPlus && facts.vla)
-      return skip(at, "variable-length array in the call (a lambda cannot capture it)");
+      no_capture = "structured binding in the call (a C++17 lambda cannot capture it)";
+    else if (lo.CPlusPlus && facts.vla)
+      no_capture = "variable-length array in the call (a lambda cannot capture it)";
+    if (no_capture) {
+      QualType t = e->getType();
+      if (!e->isPRValue() || t->isDependentType() || !(t->isVoidType() || t->isScalarType()))
+        return skip(at, std::string(no_capture) + ", and it returns neither void nor a scalar");
+      stmt_expr = true;
+    }
     if (facts.temporary) {
       QualType t = e->getType();
       bool handle_like = e->isGLValue() || t->isPointerType() || t->isRecordType() ||
@@ -279,6 +303,7 @@ private:
     s.begin = bo;
     s.end = eo;
     s.fn = fn_;
+    s.stmt_expr = stmt_expr;
     SourceLocation id = sm_.getExpansionLoc(detail::site_loc(e));
     s.line = sm_.getExpansionLineNumber(id);
     s.col = sm_.getExpansionColumnNumber(id);
@@ -590,7 +615,7 @@ std::string apply_edits(const State &st, std::string &err) {
       continue;
     }
     long extent = static_cast<long>(s.end - s.begin);
-    if (st.cplusplus)
+    if (st.cplusplus && !s.stmt_expr)
       ins.push_back(
           {s.begin, 2, -extent, "::vprof::rt::call(" + id + ", [&]() -> decltype(auto) { return "});
     else

@@ -278,3 +278,26 @@ TEST(Heights, MetaHIsTheLargestHeightOfAnAnnotatedFunction) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(Rewriter, ForkGetsNoCallSiteProbe) {
+  Graph g;
+  g.add("/virtual/fork.c",
+        "#include <unistd.h>\n"
+        "int work(void) { return 1; }\n"
+        "int spawn(void) { pid_t p = fork(); return p == 0 ? work() : 0; }\n");
+  g.scan();
+  instr::PlanOptions po;
+  po.roots = {"spawn"};
+  ASSERT_EQ(instr::plan(g.db, po), 1);
+  auto r = instr::rewrite(g.db, g.cmds[0], 0, g.opt);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.call_sites, 1) << r.output; // work() only
+  EXPECT_NE(r.output.find("pid_t p = fork();"), std::string::npos) << r.output;
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_NE(r.skipped[0].reason.find("fork"), std::string::npos);
+  EXPECT_EQ(r.skipped[0].line, 3u);
+}
+
+} // namespace

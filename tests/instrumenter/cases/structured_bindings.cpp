@@ -3,10 +3,13 @@
 #include <utility>
 static std::pair<int, int> two() { return {3, 4}; }
 static int add(int a, int b) { return a + b; }
+static const int &first(const int &x) { return x; }
 int main() {
   auto [a, b] = two();
   int s = add(a, b);
   int t = add(1, 2);
-  std::printf("%d %d\n", s, t);
+  // Calls naming a binding: void/scalar results use the statement-expression form (no
+  // capture needed); first(a) returns a reference and is refused.
+  std::printf("%d %d %d\n", s, t, first(a));
   return 0;
 }
