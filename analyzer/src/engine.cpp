@@ -636,11 +636,19 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
         if (c.src >= 0) {
           std::int64_t r = std::clamp(c.r, a, b);
           attribute(w, b - r);
-          // Chains are flattened: a waker that itself waited keeps its own wake-up
-          // latency in its nested wait node, but its waker's work joins the outer wait's
-          // context (it.prefix), so a wait node's children are what the holders did.
-          if (r > a)
-            work.push_back({c.src, r, a, it.prefix == 0 ? w : it.prefix});
+          if (r > a) {
+            // The path continues on the waker from its release back to the interval's
+            // begin (the waiter's own history before it blocked ran in parallel and is
+            // off the path). Chains are flattened: a waker that itself waited keeps its
+            // wake-up latency in its nested wait node, but its waker's work joins the
+            // outer wait's context, so a wait node's children are what the holders did;
+            // the interval's own ending thread is always in the root context.
+            std::uint32_t next = c.src == ti ? 0 : (it.prefix == 0 ? w : it.prefix);
+            work.push_back({c.src, r, it.lo, next});
+            cur = it.lo;
+            stopped = true;
+            break;
+          }
         } else {
           attribute(w, b - a);
         }

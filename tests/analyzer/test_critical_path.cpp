@@ -109,10 +109,12 @@ TEST(CriticalPath, MutexWaitFollowsTheHolder) {
   b.write(dir);
   auto eo = run(dir);
   EXPECT_EQ(eo.wake_edges, 1u);
-  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 48},
+  // T1 [60,100]; the wait [10,60] woken at 50: 10 of latency, then T2 from 50 back to the
+  // interval's begin (T1's own [0,10] ran in parallel and is off the path).
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 38},
                                       {"/s1", 2},
                                       {"/s1/wait:mutex", 10},
-                                      {"/s1/wait:mutex/s5", 20},
+                                      {"/s1/wait:mutex/s5", 30},
                                       {"/s1/wait:mutex/s5/s6", 20}}));
 }
 
@@ -146,10 +148,10 @@ TEST(CriticalPath, CondvarSignalWakesTheWaiter) {
   b.thread(2).enter(7, 0, 1).emit(VPROF_REC_COND_SIGNAL, 0xC0, 60).exit(7, 65, 1);
   b.write(dir);
   auto eo = run(dir);
-  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 30},
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 25},
                                       {"/s1", 5},
                                       {"/s1/wait:cond", 10},
-                                      {"/s1/wait:cond/s7", 55}}));
+                                      {"/s1/wait:cond/s7", 60}}));
 }
 
 TEST(CriticalPath, CondSignalBeforeTheWaitIsNoEdge) {
@@ -292,7 +294,7 @@ TEST(CriticalPath, SharedMutexAcrossProcesses) {
   b.write(dir);
   auto eo = run(dir);
   EXPECT_EQ(eo.wake_edges, 1u);
-  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 50}, {"/wait:mutex", 10}, {"/wait:mutex/s3", 40}}));
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 40}, {"/wait:mutex", 10}, {"/wait:mutex/s3", 50}}));
 }
 
 TEST(CriticalPath, ChainedWaitsFlattenIntoTheOuterWait) {
@@ -320,11 +322,15 @@ TEST(CriticalPath, ChainedWaitsFlattenIntoTheOuterWait) {
   b.write(dir);
   auto eo = run(dir);
   EXPECT_EQ(eo.wake_edges, 2u);
-  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 30},
-                                      {"/wait:mutex", 10},
-                                      {"/wait:mutex/s2", 30},
+  // T1 [80,100] + latency 5; T2 from 75 back: no frame [70,75] (5, in the wait node),
+  // s2 [50,70], its wait [20,50] woken at 45 (5 of latency); T3 from 45 back to 0: s3
+  // [4,45], no frame [3,4], untracked before its first record [0,3].
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 20},
+                                      {"/wait:mutex", 11},
+                                      {"/wait:mutex/s2", 20},
                                       {"/wait:mutex/s2/wait:mutex", 5},
-                                      {"/wait:mutex/s3", 25}}));
+                                      {"/wait:mutex/s3", 41},
+                                      {"/wait:mutex/untracked", 3}}));
 }
 
 TEST(CriticalPath, ConvoyChainMergesTheHoldersWork) {
@@ -351,12 +357,13 @@ TEST(CriticalPath, ConvoyChainMergesTheHoldersWork) {
   b.write(dir);
   auto eo = run(dir);
   EXPECT_EQ(eo.wake_edges, 2u);
-  // T1: [0,10] own, wait [10,90] woken at 85 -> 5 latency; T2 back from 85: s5 [40,85]
-  // = 45, its wait [10,40] woken at 38 -> 2 latency in the nested node; T3 back from 38
-  // to 10: s5 = 28, into the outer wait's context.
-  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 20},
-                                      {"/wait:mutex", 5},
-                                      {"/wait:mutex/s5", 73},
+  // T1: [90,100] own, wait [10,90] woken at 85 -> 5 latency; T2 back from 85: s5 [40,85]
+  // = 45, its wait [5,40] woken at 38 -> 2 latency in the nested node; T3 back from 38
+  // to 0: s5 [2,38] = 36 into the outer wait's context, no frame [1,2], untracked [0,1].
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 10},
+                                      {"/wait:mutex", 6},
+                                      {"/wait:mutex/s5", 81},
+                                      {"/wait:mutex/untracked", 1},
                                       {"/wait:mutex/wait:mutex", 2}}));
 }
 

@@ -75,10 +75,10 @@ TEST(RuntimeRoundTrip, MutexScenarioThroughTheRealWriter) {
   const auto &r = eo.intervals[0];
   for (std::uint32_t k = 0; k < r.times_n; ++k)
     got[path_of(eo, eo.times[r.times_off + k].node)] += eo.times[r.times_off + k].ticks;
-  EXPECT_EQ(got, (std::map<std::string, std::int64_t>{{"/", 48},
+  EXPECT_EQ(got, (std::map<std::string, std::int64_t>{{"/", 38},
                                                        {"/s1", 2},
                                                        {"/s1/wait:mutex", 10},
-                                                       {"/s1/wait:mutex/s5", 20},
+                                                       {"/s1/wait:mutex/s5", 30},
                                                        {"/s1/wait:mutex/s5/s6", 20}}));
   fs::remove_all(dir);
 }
