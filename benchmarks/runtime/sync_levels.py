@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Cost of each VPROF_SYNC level on the mini database, in one session: the final plan's
+instrumented build run at level 2 (every sync call recorded) and level 1 (edge-forming
+records only), interleaved with the uninstrumented build (plain, level 2, level 1, plain,
+…), reporting medians of throughput and p99 and each level's change against plain with
+a bootstrap 95 % interval. Also counts the records per transaction of one traced run at
+each level, by kind.
+
+    benchmarks/runtime/sync_levels.py [--build-dir build] [--reps 9] [--out FILE.md]
+
+Reuses benchmarks/minidb/overhead.py's steps (vprof init + loop for the plan, the two
+builds). Exit status: 0 ok, 1 a step failed, 2 bad arguments.
+"""
+import argparse
+import collections
+import datetime
+import os
+import pathlib
+import shutil
+import statistics
+import struct
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+sys.path.insert(0, str(ROOT / "benchmarks" / "minidb"))
+import overhead  # noqa: E402
+import vprof_project  # noqa: E402
+
+LEVELS = ("2", "1")
+
+
+def count_records(trace_dir, sites=None):
+    """Records per kind in a trace directory (header 256 B, 16-byte records, kind in the
+    top byte of the first word; kind 0 ends a stream); ENTER records also per site into
+    `sites` (a Counter) if given."""
+    counts = collections.Counter()
+    for f in pathlib.Path(trace_dir).glob("*.vpt"):
+        data = f.read_bytes()
+        for off in range(256, len(data) - 15, 16):
+            head, = struct.unpack_from("<Q", data, off)
+            kind = head >> 56
+            if kind == 0:
+                break
+            counts[kind] += 1
+            if kind == 1 and sites is not None:
+                sites[struct.unpack_from("<I", data, off + 8)[0]] += 1
+    return counts
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build-dir", default=os.environ.get("VPROF_BUILD_DIR", str(ROOT / "build")))
+    ap.add_argument("--reps", type=int, default=9, help="runs of each arm per configuration")
+    ap.add_argument("--iterations", type=int, default=4, help="vprof loop iteration budget")
+    ap.add_argument("--out", help="also write the markdown table to this file")
+    args = ap.parse_args()
+    build = pathlib.Path(args.build_dir).resolve()
+    vprof = build / "driver" / "vprof"
+    if not vprof.exists():
+        ap.error(f"{vprof} not found: build vprof first")
+    sys.path.insert(0, str(ROOT / "tests" / "runtime"))
+    import vpt  # noqa: E402  (kind names)
+
+    with tempfile.TemporaryDirectory(prefix="vprof-sync-levels-") as tmp:
+        tmp = pathlib.Path(tmp)
+        proj = tmp / "project"
+        proj.mkdir()
+        print("sync_levels: vprof init + loop to get the final plan", file=sys.stderr)
+        try:
+            it, _ = vprof_project.profile(vprof, proj, iterations=args.iterations)
+        except vprof_project.StepFailed as e:
+            sys.exit(f"sync_levels: {e}")
+        db = vprof_project.workspace_db(proj)
+        sites = overhead.sh(["sqlite3", str(db), "SELECT COUNT(*) FROM sites"]).stdout.strip()
+        plain, instr = tmp / "plain", tmp / "instr"
+        mk = overhead.HERE
+        overhead.sh(["make", "-s", "-B", "-C", str(mk), f"OUT={plain}", "all"])
+        env = dict(os.environ, VPROF_WORKSPACE=str(db), VPROF_ITERATION=str(it))
+        overhead.sh(["make", "-s", "-B", "-C", str(mk), f"OUT={instr}",
+                     f"CXX={build / 'instrumenter' / 'vprof-c++'}", "all"], env=env)
+
+        saved = os.environ.get("VPROF_SYNC")
+        per_txn, by_site = {}, collections.Counter()
+        for lv in LEVELS:  # one traced run per level, records counted by kind
+            os.environ["VPROF_SYNC"] = lv
+            overhead.run_minidb(instr / "minidb", [], tmp / "trace-count")
+            per_txn[lv] = count_records(tmp / "trace-count", by_site if lv == "1" else None)
+        site_names = {}
+        q = ("SELECT s.id, s.kind, f.name, COALESCE(s.callee_name, '') FROM sites s "
+             "JOIN functions f ON f.id = s.function")
+        for line in overhead.sh(["sqlite3", "-separator", "\t", str(db), q]).stdout.splitlines():
+            sid, kind, fn, callee = line.split("\t")
+            site_names[int(sid)] = f"{kind} {fn}" + (f" -> {callee}" if callee else "")
+        rows = []
+        for name, flags in overhead.CONFIGS:
+            print(f"sync_levels: {name}: {args.reps} x 3 interleaved runs", file=sys.stderr)
+            tps = {k: [] for k in ("plain",) + LEVELS}
+            p99 = {k: [] for k in ("plain",) + LEVELS}
+            for _ in range(args.reps):
+                for arm in ("plain",) + LEVELS:
+                    os.environ["VPROF_SYNC"] = "1" if arm == "plain" else arm
+                    exe = (plain if arm == "plain" else instr) / "minidb"
+                    t, p = overhead.run_minidb(exe, flags, tmp / f"trace-{arm}")
+                    tps[arm].append(t)
+                    p99[arm].append(p)
+            rows.append((name, tps, p99))
+        if saved is None:
+            os.environ.pop("VPROF_SYNC", None)
+        else:
+            os.environ["VPROF_SYNC"] = saved
+
+    def change(a, b):
+        lo, hi = overhead.ratio_ci(a, b)
+        r = statistics.median(b) / statistics.median(a)
+        return f"{100 * (r - 1):+.1f}% [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]"
+
+    med = statistics.median
+    lines = [f"Final plan: iteration {it}, {sites} sites; {args.reps} interleaved runs of each "
+             f"arm (plain, VPROF_SYNC=2, VPROF_SYNC=1) per configuration, 3000 transactions "
+             f"each; medians; change = instrumented / plain - 1 with a bootstrap 95 % "
+             f"interval. {datetime.date.today().isoformat()}, "
+             f"`benchmarks/runtime/sync_levels.py --reps {args.reps}`.", "",
+             "| configuration | tps plain | tps sync=2 | change | tps sync=1 | change | "
+             "p99 plain (us) | p99 sync=2 | change | p99 sync=1 | change |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, tps, p99 in rows:
+        lines.append(
+            f"| {name} | {med(tps['plain']):.0f} | {med(tps['2']):.0f} | "
+            f"{change(tps['plain'], tps['2'])} | {med(tps['1']):.0f} | "
+            f"{change(tps['plain'], tps['1'])} | {med(p99['plain']):.0f} | "
+            f"{med(p99['2']):.0f} | {change(p99['plain'], p99['2'])} | "
+            f"{med(p99['1']):.0f} | {change(p99['plain'], p99['1'])} |")
+    lines += ["", "Records per transaction of one traced run (default configuration), by kind:",
+              "", "| kind | sync=2 | sync=1 |", "|---|---:|---:|"]
+    kinds = sorted(set(per_txn["2"]) | set(per_txn["1"]),
+                   key=lambda k: -(per_txn["2"][k] + per_txn["1"][k]))
+    for k in kinds:
+        lines.append(f"| {vpt.NAME.get(k, k)} | {per_txn['2'][k] / 3000:.1f} | "
+                     f"{per_txn['1'][k] / 3000:.1f} |")
+    lines.append(f"| total | {sum(per_txn['2'].values()) / 3000:.1f} | "
+                 f"{sum(per_txn['1'].values()) / 3000:.1f} |")
+    lines += ["", "Most frequent probe sites (ENTER records per transaction, sync=1 run):", "",
+              "| site | per txn |", "|---|---:|"]
+    for sid, n in by_site.most_common(10):
+        lines.append(f"| {sid}: {site_names.get(sid, '?')} | {n / 3000:.1f} |")
+    text = "\n".join(lines) + "\n"
+    print(text)
+    if args.out:
+        pathlib.Path(args.out).write_text(text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
