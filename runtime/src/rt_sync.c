@@ -191,16 +191,20 @@ static int mutex_block(pthread_mutex_t *m, const mutex_call *c) {
   return c->clocked(m, c->clock, c->abstime);
 }
 
-/* A real trylock first; busy -> LOCK_WAIT, the blocking call, LOCK_ACQUIRE. An
- * acquisition that did not wait writes its LOCK_ACQUIRE only at level 2. */
-static VPROF_ALWAYS_INLINE_ int mutex_acquire(pthread_mutex_t *m, const mutex_call *c) {
+/* A real trylock first (mutex_try); busy -> LOCK_WAIT, the blocking call, LOCK_ACQUIRE
+ * (mutex_acquire_slow). An acquisition that did not wait writes its LOCK_ACQUIRE only at
+ * level 2. */
+static VPROF_ALWAYS_INLINE_ int mutex_try(pthread_mutex_t *m) {
   mutex_fn trylock = REAL(pthread_mutex_trylock);
-  int rc = trylock ? trylock(m) : EBUSY, waited = 0;
-  if (__builtin_expect(rc == 0, 1)) {
-    if (SYNC_ALL())
-      sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
-    return 0;
-  }
+  int rc = trylock ? trylock(m) : EBUSY;
+  if (__builtin_expect(rc == 0, 1) && SYNC_ALL())
+    sync_emit(VPROF_REC_LOCK_ACQUIRE, m);
+  return rc;
+}
+
+static __attribute__((noinline)) int mutex_acquire_slow(pthread_mutex_t *m, int rc,
+                                                         const mutex_call *c) {
+  int waited = 0;
   if (rc == EBUSY) {
     sync_emit(VPROF_REC_LOCK_WAIT, m);
     waited = 1;
@@ -219,8 +223,11 @@ int pthread_mutex_lock(pthread_mutex_t *m) {
     return __pthread_mutex_lock ? __pthread_mutex_lock(m) : EINVAL;
   if (!SYNC_ON())
     return lock(m);
+  int rc = mutex_try(m);
+  if (__builtin_expect(rc == 0, 1))
+    return 0;
   mutex_call c = {lock, NULL, NULL, 0, NULL};
-  return mutex_acquire(m, &c);
+  return mutex_acquire_slow(m, rc, &c);
 }
 
 int pthread_mutex_trylock(pthread_mutex_t *m) {
@@ -240,8 +247,11 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) 
     return EINVAL;
   if (!SYNC_ON())
     return timedlock(m, abstime);
+  int rc = mutex_try(m);
+  if (__builtin_expect(rc == 0, 1))
+    return 0;
   mutex_call c = {NULL, timedlock, NULL, 0, abstime};
-  return mutex_acquire(m, &c);
+  return mutex_acquire_slow(m, rc, &c);
 }
 
 int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
@@ -251,8 +261,11 @@ int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
     return EINVAL;
   if (!SYNC_ON())
     return clocklock(m, clock, abstime);
+  int rc = mutex_try(m);
+  if (__builtin_expect(rc == 0, 1))
+    return 0;
   mutex_call c = {NULL, NULL, clocklock, clock, abstime};
-  return mutex_acquire(m, &c);
+  return mutex_acquire_slow(m, rc, &c);
 }
 
 /* LOCK_RELEASE before the real unlock: always at level 2; at level 1 only if the unlock
