@@ -7,6 +7,7 @@
 #include <clang/AST/ASTContext.h>
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/ExprCXX.h>
+#include <clang/AST/ParentMapContext.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/AST/StmtCXX.h>
 #include <clang/Basic/Builtins.h>
@@ -40,6 +41,7 @@ struct Site {
   std::string callee_usr, callee_name;
   bool dependent = false; // a template's unresolved call: callee taken from the scan's edge
   bool stmt_expr = false; // C++: the statement-expression form (no lambda can capture)
+  bool cast_void = false; // ... with the call cast to void (its value is discarded)
   std::int64_t id = 0;
 };
 
@@ -281,10 +283,16 @@ private:
       no_capture = "structured binding in the call (a C++17 lambda cannot capture it)";
     else if (lo.CPlusPlus && facts.vla)
       no_capture = "variable-length array in the call (a lambda cannot capture it)";
+    bool cast_void = false;
     if (no_capture) {
       QualType t = e->getType();
-      if (!e->isPRValue() || t->isDependentType() || !(t->isVoidType() || t->isScalarType()))
-        return skip(at, std::string(no_capture) + ", and it returns neither void nor a scalar");
+      bool scalar =
+          e->isPRValue() && !t->isDependentType() && (t->isVoidType() || t->isScalarType());
+      // A discarded value of another type: cast to void inside, so nothing is copied.
+      cast_void = !scalar && discarded(e);
+      if (!scalar && !cast_void)
+        return skip(at, std::string(no_capture) +
+                            ", and its value, neither void nor a scalar, is used");
       stmt_expr = true;
     }
     if (facts.temporary) {
@@ -292,7 +300,8 @@ private:
       bool handle_like = e->isGLValue() || t->isPointerType() || t->isRecordType() ||
                          t->isMemberPointerType() || t->isDependentType() ||
                          t->isBlockPointerType();
-      if (handle_like)
+      // A discarded result cannot dangle (`v.emplace_back(x, n.size());`).
+      if (handle_like && !discarded(e))
         return skip(at, "returns a reference, pointer or object while an argument is a "
                         "temporary (its lifetime would end inside the probe)");
     }
@@ -304,6 +313,7 @@ private:
     s.end = eo;
     s.fn = fn_;
     s.stmt_expr = stmt_expr;
+    s.cast_void = cast_void;
     SourceLocation id = sm_.getExpansionLoc(detail::site_loc(e));
     s.line = sm_.getExpansionLineNumber(id);
     s.col = sm_.getExpansionColumnNumber(id);
@@ -324,6 +334,48 @@ private:
 
   void skip(SourceLocation loc, const std::string &reason) {
     report(st_, sm_, loc, "call: " + reason);
+  }
+
+  // True when the value of `e` is never used: an expression statement (also an
+  // unbraced if/loop body, a for increment, the left of a comma, a cast to void), but
+  // not the last statement of a GNU statement expression, whose value is its result.
+  bool discarded(const Expr *e) {
+    const Stmt *cur = e;
+    for (int guard = 0; guard < 8; ++guard) {
+      auto ps = ctx_.getParents(*cur);
+      if (ps.size() != 1)
+        return false;
+      const Stmt *p = ps[0].template get<Stmt>();
+      if (!p)
+        return false;
+      if (isa<ExprWithCleanups, ParenExpr, CXXBindTemporaryExpr>(p)) {
+        cur = p;
+        continue;
+      }
+      if (const auto *c = dyn_cast<CastExpr>(p))
+        return c->getType()->isVoidType();
+      if (const auto *cs = dyn_cast<CompoundStmt>(p)) {
+        auto pp = ctx_.getParents(*cs);
+        bool value = pp.size() == 1 && pp[0].template get<StmtExpr>() && cs->body_back() == cur;
+        return !value;
+      }
+      if (const auto *f = dyn_cast<ForStmt>(p))
+        return f->getInc() == cur || f->getBody() == cur;
+      if (const auto *i = dyn_cast<IfStmt>(p))
+        return i->getThen() == cur || i->getElse() == cur;
+      if (const auto *w = dyn_cast<WhileStmt>(p))
+        return w->getBody() == cur;
+      if (const auto *d = dyn_cast<DoStmt>(p))
+        return d->getBody() == cur;
+      if (const auto *c = dyn_cast<CaseStmt>(p))
+        return c->getSubStmt() == cur;
+      if (isa<DefaultStmt, LabelStmt>(p))
+        return true;
+      if (const auto *b = dyn_cast<BinaryOperator>(p); b && b->getOpcode() == BO_Comma)
+        return b->getLHS() == cur;
+      return false;
+    }
+    return false;
   }
 
   ASTContext &ctx_;
@@ -619,7 +671,13 @@ std::string apply_edits(const State &st, std::string &err) {
       ins.push_back(
           {s.begin, 2, -extent, "::vprof::rt::call(" + id + ", [&]() -> decltype(auto) { return "});
     else
-      ins.push_back({s.begin, 2, -extent, "__extension__({ VPROF_PROBE_SCOPE(" + id + "); "});
+      ins.push_back({s.begin, 2, -extent,
+                     "__extension__({ VPROF_PROBE_SCOPE(" + id + "); " +
+                         (s.cast_void ? "(void)(" : "")});
+    if (s.cast_void) {
+      ins.push_back({s.end, 0, extent, "); })"});
+      continue;
+    }
     ins.push_back({s.end, 0, extent, "; })"});
   }
   std::stable_sort(ins.begin(), ins.end(), [](const Ins &a, const Ins &b) {
