@@ -304,24 +304,24 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
       hraw[i] = std::max(0, ph - 1);
   }
   hraw[0] = H;
-  // specificity per node (docs/statistics.md): (H - h)^2 on the interval's own path; in
-  // a waker's context, the wait node's specificity plus the node's specificity within the
-  // waker's call tree (whose root, the top frame, has height Hw - 1): the waker's frames
-  // are always more specific than the wait they explain, deeper ones more so.
-  std::vector<double> spec(N, 0.0);
+  // specificity per node (docs/statistics.md): the squared distance from the root in
+  // call-graph levels, (H - h)^2 on the interval's own path; across a wake-up edge the
+  // distance continues into the waker's call tree: dist(x) = dist(w) + (Hw - h(x)), with
+  // w the wait node and Hw - 1 the height of the waker's top frame, so the waker's frames
+  // are more specific than the wait they explain, deeper ones more so.
+  std::vector<double> dist(N, 0.0), spec(N, 0.0);
   for (std::size_t i = 1; i < N; ++i) {
     const Node &n = res.nodes[i];
     int w = wait_anc[i];
     if (n.kind == Node::Kind::Untracked) {
-      spec[i] = w < 0 ? 0.0 : spec[w];
+      dist[i] = w < 0 ? 0.0 : dist[w];
     } else if (w < 0) {
-      double d = H - std::clamp(hraw[i], 0, H);
-      spec[i] = d * d;
+      dist[i] = H - std::clamp(hraw[i], 0, H);
     } else {
       int hw = std::max(0, hraw[top_of[i]]) + 1;
-      double d = hw - std::clamp(hraw[i], 0, hw - 1);
-      spec[i] = spec[w] + d * d;
+      dist[i] = dist[w] + (hw - std::clamp(hraw[i], 0, hw - 1));
     }
+    spec[i] = dist[i] * dist[i];
   }
   auto spec_of = [&](int node, bool body) {
     if (body && node == 0)

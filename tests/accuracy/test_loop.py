@@ -4,6 +4,10 @@ program built through vprof's compiler wrappers, the workload printing the reali
 then the final iteration's top-1 factor must name the planted cause and its share must be
 within ±5 percentage points of the share the same run realised (truth.txt of that run).
 
+A run in which the program itself did not realise its planted cause (its measured share
+below the manifest's min_share: an overloaded machine) is repeated, up to three times,
+and the test fails if none did; see realised_the_plant.
+
 Iterations per program are printed and appended (one JSON line per program) to
 $VPROF_ACCURACY_LOG when that variable is set (the RESULTS.md table is made from it).
 """
@@ -23,6 +27,7 @@ import programs  # noqa: E402
 PROGRAMS = programs.load_programs()
 TOLERANCE = 0.05  # share of Var(L), absolute
 DEPTH, K, ITERATIONS = 1, 3, 6
+ATTEMPTS = 3  # loops per program until one realises its planted cause (realised_the_plant)
 
 
 def factor_names_cause(db: sqlite3.Connection, run: int, factor: dict, program) -> bool:
@@ -84,9 +89,11 @@ def reference_share(db: sqlite3.Connection, run: int, factor: dict, truth: dict)
     return truth["share_waker"] if "/wait:" in path else truth["share_self"]
 
 
-def run_loop(program, project: pathlib.Path, vprof: pathlib.Path) -> dict:
-    """init + loop in `project`; returns the final run's facts."""
-    program.write_project(project, depth=DEPTH, k=K, iterations=ITERATIONS)
+def run_loop(program, project: pathlib.Path, vprof: pathlib.Path, seed: int = 1) -> dict:
+    """init + loop in `project` (the workload run with --seed `seed`); returns the final
+    run's facts."""
+    program.write_project(project, depth=DEPTH, k=K, iterations=ITERATIONS,
+                          extra_args=["--seed", str(seed)])
     roots = [a for r in program.roots for a in ("--root", r)]
     t0 = time.monotonic()
     init = subprocess.run([str(vprof), "-C", str(project), "init", *roots],
@@ -121,16 +128,37 @@ def vprof_tools(build_dir):
     return vprof
 
 
+def realised_the_plant(program, truth: dict) -> bool:
+    """Whether the run realised its planted cause: the program's own measured share is at
+    least the manifest's `min_share` (the bound the program is built to stay above on a
+    2-core machine). Below it, scheduler stalls of an overloaded machine made something
+    else (a noisy sibling, wake-up latency) the run's real top cause, and the run says
+    nothing about the profiler: the loop is run again (fresh project, other seed)."""
+    return truth["share"] >= program.min_share
+
+
 @pytest.mark.parametrize("name", [p.name for p in PROGRAMS])
 def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
     program = next(p for p in PROGRAMS if p.name == name)
-    res = run_loop(program, tmp_path / name, vprof_tools)
-    db, run, truth = res["db"], res["run"], res["truth"]
-    assert truth is not None and truth["program"] == name
+    shares = []
+    for attempt in range(ATTEMPTS):
+        res = run_loop(program, tmp_path / f"{name}-{attempt}", vprof_tools,
+                       seed=1 + attempt)
+        truth = res["truth"]
+        assert truth is not None and truth["program"] == name
+        shares.append(round(truth["share"], 3))
+        if realised_the_plant(program, truth):
+            break
+    else:
+        pytest.fail(f"{name}: the program did not realise its planted cause in {ATTEMPTS} "
+                    f"runs (realised shares {shares} < min_share {program.min_share}): the "
+                    "machine is too loaded for this measurement")
+    db, run = res["db"], res["run"]
     top = res["factors"][0]
     named = factor_names_cause(db, run, top, program)
     ref = reference_share(db, run, top, truth) if named else truth["share"]
-    record = {"program": name, "iterations": res["iterations"], "top1": named,
+    record = {"program": name, "iterations": res["iterations"], "attempts": attempt + 1,
+              "top1": named,
               "top_factor": top["name"], "share": round(top["share"], 4),
               "truth": round(ref, 4), "seconds": round(res["seconds"], 1),
               "stop": res["stop"]}
