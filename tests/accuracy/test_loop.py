@@ -5,8 +5,8 @@ then the final iteration's top-1 factor must name the planted cause and its shar
 within ±5 percentage points of the share the same run realised (truth.txt of that run).
 
 A run in which the program itself did not realise its planted cause (its measured share
-below the manifest's min_share: an overloaded machine) is repeated, up to three times,
-and the test fails if none did; see realised_the_plant.
+off the analytic one, or below the manifest's min_share: an overloaded machine) is
+repeated, up to three times, and the test fails if none did; see realised_the_plant.
 
 Iterations per program are printed and appended (one JSON line per program) to
 $VPROF_ACCURACY_LOG when that variable is set (the RESULTS.md table is made from it).
@@ -129,11 +129,16 @@ def vprof_tools(build_dir):
 
 
 def realised_the_plant(program, truth: dict) -> bool:
-    """Whether the run realised its planted cause: the program's own measured share is at
-    least the manifest's `min_share` (the bound the program is built to stay above on a
-    2-core machine). Below it, scheduler stalls of an overloaded machine made something
-    else (a noisy sibling, wake-up latency) the run's real top cause, and the run says
-    nothing about the profiler: the loop is run again (fresh project, other seed)."""
+    """Whether the run realised its planted cause, by the program's own measurement (the
+    same bounds as test_programs.py): the realised share within 0.10 of the analytic one
+    (0.15 across threads and processes, where wake-up latency adds unplanted variance), or,
+    without a closed form, at least the manifest's `min_share`. Otherwise scheduler stalls
+    of an overloaded machine made something else (a noisy sibling, wake-up latency) the
+    run's real top cause, the run says nothing about the profiler, and the loop is run
+    again (fresh project, another seed)."""
+    if program.analytic_share is not None:
+        tolerance = 0.10 if program.via == "call" else 0.15
+        return abs(truth["share"] - program.analytic_share) <= tolerance
     return truth["share"] >= program.min_share
 
 
@@ -150,9 +155,11 @@ def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
         if realised_the_plant(program, truth):
             break
     else:
+        planted = (program.analytic_share if program.analytic_share is not None
+                   else f">= {program.min_share}")
         pytest.fail(f"{name}: the program did not realise its planted cause in {ATTEMPTS} "
-                    f"runs (realised shares {shares} < min_share {program.min_share}): the "
-                    "machine is too loaded for this measurement")
+                    f"runs (realised shares {shares}, planted {planted}): the machine is "
+                    "too loaded for this measurement")
     db, run = res["db"], res["run"]
     top = res["factors"][0]
     named = factor_names_cause(db, run, top, program)
