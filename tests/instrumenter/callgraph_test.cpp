@@ -301,3 +301,30 @@ TEST(Rewriter, ForkGetsNoCallSiteProbe) {
 }
 
 } // namespace
+
+namespace {
+
+// Call sites inside lambdas (also in templates and generic lambdas) find their edges.
+TEST(Sites, LambdaCallSitesMatchTheScansEdges) {
+  Graph g;
+  g.add("/virtual/lam.cpp",
+        "int leaf(int x) { return x; }\n"
+        "template <class T> int tpl(T t) { auto f = [&](int y) { return leaf(y) + t; }; "
+        "return f(1); }\n"
+        "int plain(int z) { auto h = [z](auto w) { return leaf(z) + w; }; return h(2) + h(3L); }\n"
+        "int main() { return tpl(1) + tpl(2L) + plain(4); }\n",
+        {"-std=c++17"});
+  g.scan();
+  instr::PlanOptions po;
+  po.roots = {"tpl", "plain"};
+  ASSERT_EQ(instr::plan(g.db, po), 2);
+  auto r = instr::rewrite(g.db, g.cmds[0], 0, g.opt);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.call_sites, 5) << r.output; // leaf in each lambda, f(1), h(2), h(3L)
+  EXPECT_EQ(g.names("SELECT s.callee_name FROM sites s WHERE s.kind = 'call' AND NOT EXISTS "
+                    "(SELECT 1 FROM calls c WHERE c.caller = s.function AND c.file = s.file AND "
+                    "c.line = s.line AND c.col = s.col)"),
+            Names{});
+}
+
+} // namespace
