@@ -124,15 +124,17 @@ def main():
              f"interval. {datetime.date.today().isoformat()}, "
              f"`benchmarks/runtime/sync_levels.py --reps {args.reps}`.", "",
              "| configuration | tps plain | tps sync=2 | change | tps sync=1 | change | "
-             "p99 plain (us) | p99 sync=2 | change | p99 sync=1 | change |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "p99 plain (us) | p99 sync=2 | change | p99 sync=1 | change | "
+             "tps sync=1 / sync=2 |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, tps, p99 in rows:
         lines.append(
             f"| {name} | {med(tps['plain']):.0f} | {med(tps['2']):.0f} | "
             f"{change(tps['plain'], tps['2'])} | {med(tps['1']):.0f} | "
             f"{change(tps['plain'], tps['1'])} | {med(p99['plain']):.0f} | "
             f"{med(p99['2']):.0f} | {change(p99['plain'], p99['2'])} | "
-            f"{med(p99['1']):.0f} | {change(p99['plain'], p99['1'])} |")
+            f"{med(p99['1']):.0f} | {change(p99['plain'], p99['1'])} | "
+            f"{change(tps['2'], tps['1'])} |")
     lines += ["", "Records per transaction of one traced run (default configuration), by kind:",
               "", "| kind | sync=2 | sync=1 |", "|---|---:|---:|"]
     kinds = sorted(set(per_txn["2"]) | set(per_txn["1"]),
