@@ -59,7 +59,10 @@ struct ScanStats {
 };
 
 // Parses every TU of `db` once (one ClangTool run per file), stores the static call graph
-// (functions, calls; virtual calls reach every known override) and the heights
+// (functions, calls; virtual calls reach every known override, calls through pointers
+// every defined address-taken function of a matching type, kind 'indirect'; `annotated`
+// marks every function that begins/ends/attaches to/detaches from an interval, C++
+// guards included, recomputed on every scan) and the heights
 // (SCCs condensed) in the workspace, and sets meta keys `H` and `max_height` (the caller
 // records `compile_db`). Previous edges are replaced; function ids stay stable. A TU that
 // fails to parse is reported and skipped. Throws ws::Error on database failures.
