@@ -42,6 +42,7 @@ struct Site {
   bool dependent = false; // a template's unresolved call: callee taken from the scan's edge
   bool stmt_expr = false; // C++: the statement-expression form (no lambda can capture)
   bool cast_void = false; // ... with the call cast to void (its value is discarded)
+  std::string captures;   // lambda form: extra init-captures (", &b = b") for bindings
   std::int64_t id = 0;
 };
 
@@ -74,14 +75,23 @@ void report(State &st, const SourceManager &sm, SourceLocation loc, std::string 
 // Does the subtree of a call contain something that makes the probe unsafe?
 struct SubtreeFacts : RecursiveASTVisitor<SubtreeFacts> {
   bool coawait = false, binding = false, temporary = false, vla = false;
+  bool bitfield_binding = false;
+  std::vector<const BindingDecl *> bindings; // named structured bindings, in order
+
   bool shouldVisitImplicitCode() const { return false; }
   bool TraverseLambdaExpr(LambdaExpr *) { return true; }
   bool VisitCoawaitExpr(CoawaitExpr *) { return coawait = true; }
   bool VisitCoyieldExpr(CoyieldExpr *) { return coawait = true; }
   bool VisitDependentCoawaitExpr(DependentCoawaitExpr *) { return coawait = true; }
   bool VisitDeclRefExpr(DeclRefExpr *e) {
-    if (isa<BindingDecl>(e->getDecl()))
+    if (const auto *bd = dyn_cast<BindingDecl>(e->getDecl())) {
       binding = true;
+      if (std::find(bindings.begin(), bindings.end(), bd) == bindings.end())
+        bindings.push_back(bd);
+      if (const auto *me = dyn_cast_or_null<MemberExpr>(bd->getBinding()))
+        if (const auto *fd = dyn_cast<FieldDecl>(me->getMemberDecl()); fd && fd->isBitField())
+          bitfield_binding = true;
+    }
     if (const auto *vd = dyn_cast<VarDecl>(e->getDecl()))
       if (vd->getType()->isVariablyModifiedType())
         vla = true;
@@ -278,6 +288,7 @@ private:
     // arrays. A call whose value is void or a scalar prvalue loses nothing in the GNU
     // statement-expression form, which needs no capture; other calls are refused.
     bool stmt_expr = false;
+    std::string captures; // C++17 init-captures of structured bindings
     const char *no_capture = nullptr;
     if (lo.CPlusPlus && !lo.CPlusPlus20 && facts.binding)
       no_capture = "structured binding in the call (a C++17 lambda cannot capture it)";
@@ -290,10 +301,19 @@ private:
           e->isPRValue() && !t->isDependentType() && (t->isVoidType() || t->isScalarType());
       // A discarded value of another type: cast to void inside, so nothing is copied.
       cast_void = !scalar && discarded(e);
-      if (!scalar && !cast_void)
+      if (scalar || cast_void) {
+        stmt_expr = true;
+      } else if (!facts.vla && !facts.bitfield_binding) {
+        // C++17: a lambda may not capture a binding, but an init-capture may refer to it
+        // (`[&, &b = b]`); not for bit-fields (no reference can bind to one).
+        for (const BindingDecl *bd : facts.bindings) {
+          std::string n = bd->getName().str();
+          captures += ", &" + n + " = " + n;
+        }
+      } else {
         return skip(at, std::string(no_capture) +
                             ", and its value, neither void nor a scalar, is used");
-      stmt_expr = true;
+      }
     }
     if (facts.temporary) {
       QualType t = e->getType();
@@ -314,6 +334,7 @@ private:
     s.fn = fn_;
     s.stmt_expr = stmt_expr;
     s.cast_void = cast_void;
+    s.captures = std::move(captures);
     SourceLocation id = sm_.getExpansionLoc(detail::site_loc(e));
     s.line = sm_.getExpansionLineNumber(id);
     s.col = sm_.getExpansionColumnNumber(id);
@@ -669,7 +690,8 @@ std::string apply_edits(const State &st, std::string &err) {
     long extent = static_cast<long>(s.end - s.begin);
     if (st.cplusplus && !s.stmt_expr)
       ins.push_back(
-          {s.begin, 2, -extent, "::vprof::rt::call(" + id + ", [&]() -> decltype(auto) { return "});
+          {s.begin, 2, -extent,
+           "::vprof::rt::call(" + id + ", [&" + s.captures + "]() -> decltype(auto) { return "});
     else
       ins.push_back({s.begin, 2, -extent,
                      "__extension__({ VPROF_PROBE_SCOPE(" + id + "); " +
