@@ -7,9 +7,10 @@
  * profiler must follow the wake-up edge unlock -> lock to name it (not just the wait).
  * The realised term follows the critical-path rule (walk back from the interval's end;
  * where a thread was woken, jump to the waker at its release; stop at the interval's
- * begin): T_holder(s) = own critical section (share_self) + the parts of the chain of
- * critical sections that s waited behind (releaser, its releaser if that one waited too,
- * ...) between s's begin and its acquisition (share_waker). An acquisition "waited" when
+ * begin): T_holder(s) = own critical section (share_self) + the critical sections on
+ * the path between s's begin and its acquisition (share_waker): every section of the
+ * releaser's thread back to s's begin (with lock stealing, more than one), and where one
+ * of them had waited, its releaser's, and so on. An acquisition "waited" when
  * the previous holder still held the lock at the request (the runtime's trylock failed).
  * share = Var(T_holder)/Var(L); queueing makes a closed form impractical, so the analytic
  * value is not given (nan) and the realised share is the reference. */
@@ -105,8 +106,10 @@ int main(int argc, char **argv) {
     pthread_join(tids[t], NULL);
 
   /* Critical sections never overlap (one mutex): in acquisition order, the section
-   * before s's is the one whose unlock let s in. Walk that chain back while its members
-   * waited too, adding what falls inside [begin(s), acquisition]. */
+   * before s's is the one whose unlock let s in. The path jumps to that releaser's thread
+   * and walks it back to begin(s), taking every one of its sections there (with lock
+   * stealing the releaser may have held the lock twice while s was blocked); where one
+   * of those sections had waited itself, the path jumps on to its releaser. */
   g_order = acc_xcalloc(g_n, sizeof(int));
   g_pos = acc_xcalloc(g_n, sizeof(int));
   for (int i = 0; i < g_n; ++i)
@@ -116,15 +119,23 @@ int main(int argc, char **argv) {
     g_pos[g_order[k]] = k;
   for (int i = 0; i < g_n; ++i) {
     double t = 0;
-    uint64_t hi = g_acq_ns[i];
-    for (int k = g_pos[i] - 1, w = waited(i); w && k >= 0 && hi > g_begin_ns[i]; --k) {
-      int j = g_order[k];
-      uint64_t lo = g_cs_begin_ns[j] > g_begin_ns[i] ? g_cs_begin_ns[j] : g_begin_ns[i];
-      uint64_t top = g_cs_end_ns[j] < hi ? g_cs_end_ns[j] : hi;
-      if (top > lo)
-        t += (double)(top - lo);
-      w = waited(j);
-      hi = g_acq_ns[j];
+    uint64_t lo = g_begin_ns[i], hi = g_acq_ns[i];
+    /* j: a section of the thread the path is on (worker t runs i = t, t + threads...) */
+    int j = waited(i) ? g_order[g_pos[i] - 1] : -1;
+    while (j >= 0) {
+      int next = -1;
+      for (int s = j; s >= 0 && g_cs_end_ns[s] > lo; s -= g_threads) {
+        uint64_t a = g_cs_begin_ns[s] > lo ? g_cs_begin_ns[s] : lo;
+        uint64_t b = g_cs_end_ns[s] < hi ? g_cs_end_ns[s] : hi;
+        if (b > a)
+          t += (double)(b - a);
+        if (waited(s) && g_acq_ns[s] > lo) { /* blocked here: on to its releaser */
+          hi = g_acq_ns[s];
+          next = g_order[g_pos[s] - 1];
+          break;
+        }
+      }
+      j = next;
     }
     g_self_ns[i] = (double)(g_cs_end_ns[i] - g_cs_begin_ns[i]);
     g_waker_ns[i] = t;
