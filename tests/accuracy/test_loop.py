@@ -6,7 +6,7 @@ within ±5 percentage points of the share the same run realised (truth.txt of th
 
 A run in which the program itself did not realise its planted cause (its measured share
 off the analytic one, or below the manifest's min_share: an overloaded machine) is
-repeated, up to three times, and the test fails if none did; see realised_the_plant.
+repeated, up to four times, and the test fails if none did; see realised_the_plant.
 
 Iterations per program are printed and appended (one JSON line per program) to
 $VPROF_ACCURACY_LOG when that variable is set (the RESULTS.md table is made from it).
@@ -27,7 +27,7 @@ import programs  # noqa: E402
 PROGRAMS = programs.load_programs()
 TOLERANCE = 0.05  # share of Var(L), absolute
 DEPTH, K, ITERATIONS = 1, 3, 6
-ATTEMPTS = 3  # loops per program until one realises its planted cause (realised_the_plant)
+ATTEMPTS = 4  # loops per program until one realises its planted cause (realised_the_plant)
 
 
 def factor_names_cause(db: sqlite3.Connection, run: int, factor: dict, program) -> bool:
@@ -130,15 +130,16 @@ def vprof_tools(build_dir):
 
 def realised_the_plant(program, truth: dict) -> bool:
     """Whether the run realised its planted cause, by the program's own measurement (the
-    same bounds as test_programs.py): the realised share within 0.10 of the analytic one
-    (0.15 across threads and processes, where wake-up latency adds unplanted variance), or,
-    without a closed form, at least the manifest's `min_share`. Otherwise scheduler stalls
+    bounds of test_programs.py, one-sided: more than planted is fine): the realised share
+    at least the analytic one - 0.10 (- 0.15 across threads and processes, where wake-up
+    latency adds unplanted variance), or, without a closed form, at least the manifest's
+    `min_share`. Otherwise scheduler stalls
     of an overloaded machine made something else (a noisy sibling, wake-up latency) the
     run's real top cause, the run says nothing about the profiler, and the loop is run
     again (fresh project, another seed)."""
     if program.analytic_share is not None:
         tolerance = 0.10 if program.via == "call" else 0.15
-        return abs(truth["share"] - program.analytic_share) <= tolerance
+        return truth["share"] >= program.analytic_share - tolerance
     return truth["share"] >= program.min_share
 
 
