@@ -108,7 +108,7 @@ def run_loop(program, project: pathlib.Path, vprof: pathlib.Path, seed: int = 1)
         "SELECT id, iteration FROM analysis_runs ORDER BY id DESC LIMIT 1").fetchone()
     cols = ["rank", "key", "kind", "a", "a_body", "b", "b_body", "name", "share"]
     rows = db.execute(f"SELECT {', '.join(cols)} FROM factors WHERE run = ? AND label = '' "
-                      "ORDER BY rank LIMIT 5", (run,)).fetchall()
+                      "ORDER BY rank LIMIT 20", (run,)).fetchall()
     factors = [dict(zip(cols, r)) for r in rows]
     truth = programs.Program.read_truth(project)
     stop = [l for l in loop.stderr.splitlines() if "stopped after" in l]
@@ -156,6 +156,19 @@ def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
         if realised_the_plant(program, truth):
             break
     else:
+        # For the record: where the cause ranks in the last run and how its share compares.
+        db, run = res["db"], res["run"]
+        hit = next((f for f in res["factors"] if factor_names_cause(db, run, f, program)), None)
+        record = {"program": name, "realised": False, "attempts": ATTEMPTS,
+                  "realised_shares": shares, "iterations": res["iterations"],
+                  "cause_rank": hit["rank"] if hit else None,
+                  "cause_share": round(hit["share"], 4) if hit else None,
+                  "truth": round(reference_share(db, run, hit, truth), 4) if hit else None,
+                  "top_factor": res["factors"][0]["name"]}
+        print(f"\naccuracy-loop: {json.dumps(record)}")
+        if os.environ.get("VPROF_ACCURACY_LOG"):
+            with open(os.environ["VPROF_ACCURACY_LOG"], "a") as log:
+                log.write(json.dumps(record) + "\n")
         planted = (program.analytic_share if program.analytic_share is not None
                    else f">= {program.min_share}")
         pytest.fail(f"{name}: the program did not realise its planted cause in {ATTEMPTS} "
@@ -174,7 +187,8 @@ def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
     if os.environ.get("VPROF_ACCURACY_LOG"):
         with open(os.environ["VPROF_ACCURACY_LOG"], "a") as log:
             log.write(json.dumps(record) + "\n")
-    table = "\n".join(f"  {f['rank']}. {f['share']:.3f} {f['name']}" for f in res["factors"])
+    table = "\n".join(f"  {f['rank']}. {f['share']:.3f} {f['name']}"
+                      for f in res["factors"][:5])
     assert not [w for w in res["warnings"] if "without an open frame" in w], res["warnings"]
     assert named, (f"{name}: top factor does not name {program.cause} "
                    f"(truth share {truth['share']:.3f}):\n{table}")
