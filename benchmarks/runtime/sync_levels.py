@@ -14,6 +14,7 @@ builds). Exit status: 0 ok, 1 a step failed, 2 bad arguments.
 import argparse
 import collections
 import datetime
+import json
 import os
 import pathlib
 import shutil
@@ -56,6 +57,8 @@ def main():
     ap.add_argument("--reps", type=int, default=9, help="runs of each arm per configuration")
     ap.add_argument("--iterations", type=int, default=4, help="vprof loop iteration budget")
     ap.add_argument("--out", help="also write the markdown table to this file")
+    ap.add_argument("--counts-only", action="store_true",
+                    help="only the per-transaction record and wake-up edge counts")
     args = ap.parse_args()
     build = pathlib.Path(args.build_dir).resolve()
     vprof = build / "driver" / "vprof"
@@ -83,11 +86,15 @@ def main():
                      f"CXX={build / 'instrumenter' / 'vprof-c++'}", "all"], env=env)
 
         saved = os.environ.get("VPROF_SYNC")
-        per_txn, by_site = {}, collections.Counter()
-        for lv in LEVELS:  # one traced run per level, records counted by kind
+        per_txn, by_site, edges = {}, collections.Counter(), {}
+        analyze = build / "analyzer" / "tools" / "vprof-analyze"
+        for lv in LEVELS:  # one traced run per level: records by kind, wake-up edges
             os.environ["VPROF_SYNC"] = lv
             overhead.run_minidb(instr / "minidb", [], tmp / "trace-count")
             per_txn[lv] = count_records(tmp / "trace-count", by_site if lv == "1" else None)
+            out = subprocess.run([str(analyze), str(tmp / "trace-count"), "--json"],
+                                 capture_output=True, text=True)
+            edges[lv] = json.loads(out.stdout)["wake_edges"] if out.returncode == 0 else None
         site_names = {}
         q = ("SELECT s.id, s.kind, f.name, COALESCE(s.callee_name, '') FROM sites s "
              "JOIN functions f ON f.id = s.function")
@@ -95,7 +102,7 @@ def main():
             sid, kind, fn, callee = line.split("\t")
             site_names[int(sid)] = f"{kind} {fn}" + (f" -> {callee}" if callee else "")
         rows = []
-        for name, flags in overhead.CONFIGS:
+        for name, flags in ([] if args.counts_only else overhead.CONFIGS):
             print(f"sync_levels: {name}: {args.reps} x 3 interleaved runs", file=sys.stderr)
             tps = {k: [] for k in ("plain",) + LEVELS}
             p99 = {k: [] for k in ("plain",) + LEVELS}
@@ -135,6 +142,16 @@ def main():
             f"{med(p99['2']):.0f} | {change(p99['plain'], p99['2'])} | "
             f"{med(p99['1']):.0f} | {change(p99['plain'], p99['1'])} | "
             f"{change(tps['2'], tps['1'])} |")
+    waits = {lv: sum(per_txn[lv][vpt.REC[k]] for k in (
+        "LOCK_WAIT", "RWLOCK_WAIT_RD", "RWLOCK_WAIT_WR", "COND_WAIT_BEGIN", "SEM_WAIT",
+        "WAIT_BEGIN", "HANDOFF_RECV")) for lv in LEVELS}
+    lines += ["", "Waits (and hand-off receives) and the wake-up edges vprof-analyze drew, per "
+              "transaction, one traced run per level:", "",
+              "| | sync=2 | sync=1 |", "|---|---:|---:|",
+              f"| waits | {waits['2'] / 3000:.2f} | {waits['1'] / 3000:.2f} |",
+              "| wake-up edges | " + " | ".join(
+                  "?" if edges[lv] is None else f"{edges[lv] / 3000:.2f}" for lv in LEVELS)
+              + " |"]
     lines += ["", "Records per transaction of one traced run (default configuration), by kind:",
               "", "| kind | sync=2 | sync=1 |", "|---|---:|---:|"]
     kinds = sorted(set(per_txn["2"]) | set(per_txn["1"]),
