@@ -163,7 +163,7 @@ void BM_MutexInterposed(benchmark::State &state) {
   pthread_mutex_t m = PTHREAD_MUTEX_INITIALIZER;
   int64_t n = 0;
   for (auto _ : state) {
-    pthread_mutex_lock(&m); // level 2: LOCK_ACQUIRE; level 1: nothing
+    pthread_mutex_lock(&m);   // level 2: LOCK_ACQUIRE; level 1: nothing
     pthread_mutex_unlock(&m); // level 2: LOCK_RELEASE; level 1: nothing (lock word 1)
     if (++n % (kRecycle / 2) == 0)
       recycle(state);

@@ -18,7 +18,8 @@ using vprof::testing::TraceBuilder;
 namespace {
 
 fs::path fresh_dir(const std::string &name) {
-  fs::path d = fs::temp_directory_path() / ("vprof-edges-test-" + std::to_string(::getpid())) / name;
+  fs::path d =
+      fs::temp_directory_path() / ("vprof-edges-test-" + std::to_string(::getpid())) / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -31,9 +32,8 @@ EngineOutput run(const fs::path &dir) {
 
 // Thread 1 waits on obj from 40 to 90 inside an interval; thread 2 writes a release of obj
 // at `release_at` (one old release at 10, before the wait, is always there).
-EngineOutput waiter_and_releaser(const std::string &name, unsigned wait_kind,
-                                 unsigned acquire_kind, unsigned release_kind,
-                                 long release_at) {
+EngineOutput waiter_and_releaser(const std::string &name, unsigned wait_kind, unsigned acquire_kind,
+                                 unsigned release_kind, long release_at) {
   auto dir = fresh_dir(name);
   TraceBuilder b(1);
   b.features(VPROF_FEATURE_FRAME_DEPTH | VPROF_FEATURE_SYNC_INTERPOSE |
@@ -69,8 +69,7 @@ TEST(SyncEdges, StaleReleaseBeforeTheWaitGivesNoEdge) {
     SCOPED_TRACE(k.name);
     // the only release is at 10, before the wait began at 40 (its waker's release was
     // skipped by the level-1 check race): no edge
-    auto eo = waiter_and_releaser(std::string("stale-") + k.name, k.wait, k.acquire,
-                                  k.release, -1);
+    auto eo = waiter_and_releaser(std::string("stale-") + k.name, k.wait, k.acquire, k.release, -1);
     EXPECT_EQ(eo.wake_edges, 0u);
   }
 }
@@ -78,8 +77,7 @@ TEST(SyncEdges, StaleReleaseBeforeTheWaitGivesNoEdge) {
 TEST(SyncEdges, ReleaseDuringTheWaitIsTheEdge) {
   for (const auto &k : kKinds) {
     SCOPED_TRACE(k.name);
-    auto eo = waiter_and_releaser(std::string("live-") + k.name, k.wait, k.acquire, k.release,
-                                  70);
+    auto eo = waiter_and_releaser(std::string("live-") + k.name, k.wait, k.acquire, k.release, 70);
     EXPECT_EQ(eo.wake_edges, 1u);
   }
 }
