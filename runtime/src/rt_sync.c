@@ -1,6 +1,7 @@
 /* libvprof_rt sync interposition: pthread mutex/cond/rwlock and POSIX semaphore calls
  * of the program land here (symbol interposition, no source change), are recorded as
- * documented in trace_format.h, and are passed to the real functions (dlsym RTLD_NEXT).
+ * documented in trace_format.h (at the VPROF_SYNC level: 1 = edge-forming records only,
+ * 2 = every call), and are passed to the real functions (dlsym RTLD_NEXT).
  * Results and errno of the real calls are returned unchanged. */
 #define _GNU_SOURCE
 #include "rt_internal.h"

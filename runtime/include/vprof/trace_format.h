@@ -140,6 +140,12 @@ enum vprof_record_kind {
   VPROF_REC_LABEL = 20,          /* arg: label id (<pid>.labels); follows BEGIN,
                                     same timestamp */
 
+  /* Sync records below: every call at VPROF_SYNC=2. In streams with
+   * VPROF_FEATURE_SYNC_EDGES_ONLY (VPROF_SYNC=1, the default) an *_ACQUIRE appears only
+   * after its *_WAIT, LOCK_RELEASE / COND_SIGNAL / COND_BROADCAST / SEM_POST only when a
+   * waiter may exist, and a condvar wait lacks its final LOCK_ACQUIRE
+   * (docs/trace-format.md, "Sync levels"). */
+
   /* pthread_mutex_* (interposed) */
   VPROF_REC_LOCK_WAIT = 32,    /* arg: obj; the lock was busy, thread blocks */
   VPROF_REC_LOCK_ACQUIRE = 33, /* arg: obj; owned now (after WAIT: was blocked) */
