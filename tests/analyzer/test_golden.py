@@ -1,6 +1,6 @@
 """Golden reports of vprof-analyze on generated scenario traces (tracegen.py), and
 structural checks of the JSON. Regenerate the golden files after a reviewed change with:
-    VPROF_UPDATE_GOLDEN=1 VPROF_BUILD_DIR=build-analyzer /usr/bin/python3 -m pytest tests/analyzer/test_golden.py
+    VPROF_REGEN=1 ./test.sh -k golden   (instrumenter and analyzer goldens alike)
 and review the diff. Normalizer: the trace directory path becomes <TRACE>."""
 import json
 import os
@@ -38,7 +38,7 @@ def test_golden_report(analyze, tmp_path, name):
     assert r.returncode == 0, r.stderr
     got = normalize(r.stdout, d)
     golden = GOLDEN / f"{name}.txt"
-    if os.environ.get("VPROF_UPDATE_GOLDEN"):
+    if os.environ.get("VPROF_REGEN"):
         golden.write_text(got)
     assert golden.exists(), f"missing {golden}; regenerate (see module docstring)"
     assert got == golden.read_text()
