@@ -197,9 +197,12 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
     for (auto c : cs)
       add(c, key);
   };
+  // The k best-ranked factors that still have something to add: a factor whose functions
+  // and callees are all planned already (a high-level function that stays on top) gives
+  // its place to the next one, looking at most 4k ranks deep.
   auto factors = db.prepare("SELECT key, a, a_body, b, b_body FROM factors WHERE run = ? AND "
                             "label = '' ORDER BY rank LIMIT ?");
-  factors.bind(1, run).bind(2, k);
+  factors.bind(1, run).bind(2, 4 * k);
   struct Side {
     std::int64_t node;
     bool body;
@@ -269,7 +272,11 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
     for (auto f : fs)
       expand_function(f, key);
   };
+  int expanded_factors = 0;
   for (const auto &[key, sides] : tops) {
+    if (expanded_factors == k)
+      break;
+    const std::size_t before = additions.size();
     for (const auto &s : sides) {
       node_row.reset();
       node_row.bind(1, run).bind(2, s.node);
@@ -307,6 +314,8 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
           expand_waker(w, key);
       }
     }
+    if (additions.size() > before)
+      ++expanded_factors;
   }
   if (additions.empty()) {
     er.stop = true;

@@ -253,5 +253,21 @@ TEST(Ranking, ExpandFollowsCallEdgesOfTheCallSitePosition) {
   va::store(db, res, 0);
   auto e = va::expand(db, 0, 3, 8);
   EXPECT_EQ(e.reason, "expanded");
-  EXPECT_EQ(plan(db, 1), (std::vector<std::int64_t>{1, 3, 4, 5, 6}));
+  // What each call-site factor planned (other factors ranked below may plan more, e.g.
+  // the root body's callees; expand takes k factors that add something).
+  auto planned_by = [&](const std::string &key) {
+    std::vector<std::int64_t> out;
+    auto st = db.prepare("SELECT function FROM plans WHERE iteration = 1 AND reason = ? "
+                         "ORDER BY function");
+    st.bind(1, "expand:" + key);
+    while (st.step())
+      out.push_back(st.int64(0));
+    return out;
+  };
+  EXPECT_EQ(planned_by("var:/s1/s2"), (std::vector<std::int64_t>{3, 4, 5}));
+  EXPECT_EQ(planned_by("var:/s1/s3"), (std::vector<std::int64_t>{6}));
+  for (std::int64_t f : {1, 3, 4, 5, 6}) {
+    auto p = plan(db, 1);
+    EXPECT_NE(std::find(p.begin(), p.end(), f), p.end()) << f;
+  }
 }

@@ -367,3 +367,32 @@ TEST(Variance, ExpandFollowsTheWakerSubtree) {
     EXPECT_EQ(st.int64(0), 1) << "the holder's callee 'deep' must be planned, k=" << k;
   }
 }
+
+// A top factor whose functions and callees are all planned gives its place to the next
+// one: with k = 1, the stuck top (b, callees planned) must not end the loop while the
+// second-ranked factor (e, with an unplanned callee f) can still be expanded.
+TEST(Variance, ExpandSkipsTopFactorsWithNothingToAdd) {
+  auto dir = fresh_dir("expand-skip");
+  std::vector<std::pair<int, int>> xs;
+  for (int i = 0; i < 30; ++i)
+    xs.push_back({10 + (i * 5) % 17, 2 + (i * 3) % 5});
+  auto tdir = two_children_trace("expand-skip-trace", xs);
+  vprof::ws::Database db(dir / "vprof.db");
+  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+          "(1,'a','a',1,3,1),(2,'b','b',1,1,0),(3,'c','c',1,0,0),(5,'e','e',1,1,0),"
+          "(6,'f','f',1,0,0);"
+          "INSERT INTO calls VALUES (1,2,'direct','f.c',1,1),(2,3,'direct','f.c',2,1),"
+          "(1,5,'direct','f.c',4,1),(5,6,'direct','f.c',5,1);"
+          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+          "(1,'call',1,2,'b','/src/f.c',10,3),(2,'call',1,5,'e','/src/f.c',11,3);"
+          "INSERT INTO plans VALUES (0,1,'root'),(0,2,'depth'),(0,3,'depth'),(0,5,'depth');");
+  auto res = va::analyze(tdir, &db, {});
+  ASSERT_FALSE(res.groups[0].factors.empty());
+  ASSERT_EQ(res.groups[0].factors[0].key, "var:/s1"); // b: nothing left to add below it
+  va::store(db, res, 0);
+  auto e = va::expand(db, 0, 1, 8);
+  EXPECT_EQ(e.reason, "expanded");
+  auto st = db.prepare("SELECT COUNT(*) FROM plans WHERE iteration = 1 AND function = 6");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.int64(0), 1) << "f, below the second factor, must be planned";
+}

@@ -148,13 +148,15 @@ struct ExpandResult {
   std::vector<std::string> top_keys;    // the top-k factor keys considered
   std::vector<std::int64_t> added;      // functions added to plan next_iteration
 };
-// Reads the latest stored run of `iteration` (group "" = all intervals), takes its top-k
-// factors by score and writes plan `iteration + 1` = plan `iteration` plus, for each
-// factor, the functions behind it and their callees (reason "expand:<factor key>"); a
-// wait factor expands into the waker's functions. Stops (and writes no plan) when the
-// top-k keys equal those of the previous iteration's run, when no factor has anything
-// left to add, or when iteration + 1 >= max_iterations. Throws AnalysisError when the
-// iteration has no stored run.
+// Reads the latest stored run of `iteration` (group "" = all intervals), takes the k
+// best-ranked factors that still have something to add (looking at most 4k ranks deep; a
+// factor whose functions and callees are all planned gives its place to the next) and
+// writes plan `iteration + 1` = plan `iteration` plus, for each, the functions behind it
+// and their callees (reason "expand:<factor key>"); a wait factor expands into the
+// waker's functions. Stops (and writes no plan) when the top-k keys equal those of the
+// previous iteration's run, when none of those factors has anything left to add ("all
+// top factors are leaves"), or when iteration + 1 >= max_iterations. Throws
+// AnalysisError when the iteration has no stored run.
 ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations = 8);
 
 } // namespace vprof::analyzer
