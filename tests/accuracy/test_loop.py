@@ -134,7 +134,8 @@ def realised_the_plant(program, truth: dict) -> bool:
     bounds of test_programs.py, one-sided: more than planted is fine): the realised share
     at least the analytic one - 0.10 (- 0.15 across threads and processes, where wake-up
     latency adds unplanted variance), or, without a closed form, at least the manifest's
-    `min_share`. Otherwise scheduler stalls
+    `min_share` (0.5 for single-function variance plants: above half of Var(L) the plant
+    is the dominant term, which is what the top-1 check presupposes). Otherwise scheduler stalls
     of an overloaded machine made something else (a noisy sibling, wake-up latency) the
     run's real top cause, the run says nothing about the profiler, and the loop is run
     again (fresh project, another seed)."""
