@@ -28,6 +28,7 @@ import programs  # noqa: E402
 PROGRAMS = programs.load_programs()
 TOLERANCE = 0.05  # share of Var(L), absolute
 DEPTH, K, ITERATIONS = 1, 3, 6
+DOMINANT = 0.5  # a variance term above half of Var(L) is the largest one
 ATTEMPTS = 4  # loops per program until one realises its planted cause (realised_the_plant)
 
 
@@ -134,14 +135,19 @@ def realised_the_plant(program, truth: dict) -> bool:
     bounds of test_programs.py, one-sided: more than planted is fine): the realised share
     at least the analytic one - 0.10 (- 0.15 across threads and processes, where wake-up
     latency adds unplanted variance), or, without a closed form, at least the manifest's
-    `min_share` (0.5 for single-function variance plants: above half of Var(L) the plant
-    is the dominant term, which is what the top-1 check presupposes). Otherwise scheduler stalls
+    `min_share`, and for a single-function variance plant without a closed form
+    (fsync_io, alloc: disk and kernel decide the plant's size) more than DOMINANT of
+    Var(L): only then is the plant the run's largest term, which the top-1 check
+    presupposes (a loaded machine can make a sibling dominate, and vprof then rightly
+    names the sibling). Otherwise scheduler stalls
     of an overloaded machine made something else (a noisy sibling, wake-up latency) the
     run's real top cause, the run says nothing about the profiler, and the loop is run
     again (fresh project, another seed)."""
     if program.analytic_share is not None:
         tolerance = 0.10 if program.via == "call" else 0.15
         return truth["share"] >= program.analytic_share - tolerance
+    if program.kind == "var" and program.via == "call":
+        return truth["share"] >= max(program.min_share, DOMINANT)
     return truth["share"] >= program.min_share
 
 
