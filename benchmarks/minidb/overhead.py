@@ -94,22 +94,21 @@ def main():
         planned = sh(["sqlite3", str(db), f"SELECT COUNT(*) FROM plans WHERE iteration = {it}"]).stdout.strip()
         sites = sh(["sqlite3", str(db), "SELECT COUNT(*) FROM sites"]).stdout.strip()
 
-        plain, instr = tmp / "plain", tmp / "instr"
-        sh(["make", "-s", "-B", "-C", str(HERE), f"OUT={plain}", "all"])
-        env = dict(os.environ, VPROF_WORKSPACE=str(db),
-                   VPROF_ITERATION=str(it))
-        sh(["make", "-s", "-B", "-C", str(HERE), f"OUT={instr}",
-            f"CXX={build / 'instrumenter' / 'vprof-c++'}", "all"], env=env)
+        try:
+            plain_bin, instr_bin = vprof_project.build_pair(build, proj, it, tmp / "plain",
+                                                            tmp / "instr")
+        except vprof_project.StepFailed as e:
+            sys.exit(f"overhead: {e}")
 
         rows = []
         for name, flags in CONFIGS:
             print(f"overhead: {name}: {args.reps} x 2 interleaved runs", file=sys.stderr)
             p_tps, p_p99, i_tps, i_p99 = [], [], [], []
             for rep in range(args.reps):
-                t, p = run_minidb(plain / "minidb", flags, tmp / "trace-plain")
+                t, p = run_minidb(plain_bin, flags, tmp / "trace-plain")
                 p_tps.append(t)
                 p_p99.append(p)
-                t, p = run_minidb(instr / "minidb", flags, tmp / "trace-instr")
+                t, p = run_minidb(instr_bin, flags, tmp / "trace-instr")
                 i_tps.append(t)
                 i_p99.append(p)
             rows.append((name, p_tps, i_tps, p_p99, i_p99))

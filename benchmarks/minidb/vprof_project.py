@@ -1,6 +1,7 @@
 """A throw-away vprof project for the mini database: compile database, `vprof init`,
 `vprof loop`; shared by overhead.py and repro_lock_policy.py."""
 import json
+import os
 import pathlib
 import subprocess
 
@@ -41,3 +42,15 @@ def profile(vprof, proj, minidb_flags=(), iterations=4, k=3, depth=1):
 
 def workspace_db(proj):
     return pathlib.Path(proj) / ".vprof" / "vprof.db"
+
+
+def build_pair(build_dir, proj, iteration, plain, instr):
+    """Builds minidb twice from the same sources and flags: plainly into `plain`, and
+    through vprof-c++ with plan `iteration` of the project in `proj` into `instr`.
+    Returns the two binaries."""
+    _run(["make", "-s", "-B", "-C", HERE, f"OUT={plain}", "all"])
+    env = dict(os.environ, VPROF_WORKSPACE=str(workspace_db(proj)),
+               VPROF_ITERATION=str(iteration))
+    _run(["make", "-s", "-B", "-C", HERE, f"OUT={instr}",
+          f"CXX={pathlib.Path(build_dir) / 'instrumenter' / 'vprof-c++'}", "all"], env=env)
+    return pathlib.Path(plain) / "minidb", pathlib.Path(instr) / "minidb"

@@ -78,19 +78,18 @@ def main():
             sys.exit(f"sync_levels: {e}")
         db = vprof_project.workspace_db(proj)
         sites = overhead.sh(["sqlite3", str(db), "SELECT COUNT(*) FROM sites"]).stdout.strip()
-        plain, instr = tmp / "plain", tmp / "instr"
-        mk = overhead.HERE
-        overhead.sh(["make", "-s", "-B", "-C", str(mk), f"OUT={plain}", "all"])
-        env = dict(os.environ, VPROF_WORKSPACE=str(db), VPROF_ITERATION=str(it))
-        overhead.sh(["make", "-s", "-B", "-C", str(mk), f"OUT={instr}",
-                     f"CXX={build / 'instrumenter' / 'vprof-c++'}", "all"], env=env)
+        try:
+            plain_bin, instr_bin = vprof_project.build_pair(build, proj, it, tmp / "plain",
+                                                            tmp / "instr")
+        except vprof_project.StepFailed as e:
+            sys.exit(f"sync_levels: {e}")
 
         saved = os.environ.get("VPROF_SYNC")
         per_txn, by_site, edges = {}, collections.Counter(), {}
         analyze = build / "analyzer" / "tools" / "vprof-analyze"
         for lv in LEVELS:  # one traced run per level: records by kind, wake-up edges
             os.environ["VPROF_SYNC"] = lv
-            overhead.run_minidb(instr / "minidb", [], tmp / "trace-count")
+            overhead.run_minidb(instr_bin, [], tmp / "trace-count")
             per_txn[lv] = count_records(tmp / "trace-count", by_site if lv == "1" else None)
             out = subprocess.run([str(analyze), str(tmp / "trace-count"), "--json"],
                                  capture_output=True, text=True)
@@ -109,7 +108,7 @@ def main():
             for _ in range(args.reps):
                 for arm in ("plain",) + LEVELS:
                     os.environ["VPROF_SYNC"] = "1" if arm == "plain" else arm
-                    exe = (plain if arm == "plain" else instr) / "minidb"
+                    exe = plain_bin if arm == "plain" else instr_bin
                     t, p = overhead.run_minidb(exe, flags, tmp / f"trace-{arm}")
                     tps[arm].append(t)
                     p99[arm].append(p)
