@@ -208,6 +208,15 @@ public:
   }
 
 private:
+  bool defined_in_system_header(const FunctionDecl *callee) const {
+    const FunctionDecl *def = nullptr;
+    if (!callee->isDefined(def))
+      def = callee->getTemplateInstantiationPattern();
+    if (!def && callee->isConstexpr())
+      def = callee; // constexpr functions are inline; the declaration is the definition's header
+    return def && sm_.isInSystemHeader(sm_.getExpansionLoc(def->getLocation()));
+  }
+
   template <class F> bool guarded(const char *reason, F &&f) {
     if (reason)
       refuse_.push_back(reason);
@@ -235,9 +244,14 @@ private:
       // interval's end.
       if (detail::vprof_header(sm_, callee->getLocation()))
         return;
-      // Trivial library helpers (std::move, std::forward, size()): constexpr and in a
-      // system header.
-      if (callee->isConstexpr() && sm_.isInSystemHeader(sm_.getExpansionLoc(callee->getLocation())))
+      // Library code compiled into this translation unit from a system header (std::
+      // templates and inline functions: container operations, std::move, size()): a probe
+      // pair would cost more than most such calls, and their time stays in the caller's
+      // body. Blocking inside them (std::mutex::lock, a condition variable's predicate
+      // loop) still appears as a wait: the runtime interposes the pthread calls they make.
+      // Out-of-line library functions (fsync, malloc, pthread_*) have no body here and
+      // keep their call-site probes.
+      if (defined_in_system_header(callee))
         return;
     }
     if (auto *oc = dyn_cast<CXXOperatorCallExpr>(e)) {
