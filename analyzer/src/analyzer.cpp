@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <limits>
 #include <map>
 #include <numeric>
 #include <random>
@@ -67,6 +68,9 @@ struct SiteInfo {
   int height = -1;
   bool has_callees = false;
   bool external = false; // a call site whose callee has no body in the program
+  bool dispatch = false;  // a virtual or indirect call (several possible targets)
+  std::int64_t caller = 0;          // the function the site is in
+  std::string caller_name, callee_name;
 };
 
 struct DbFacts {
@@ -119,6 +123,8 @@ DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
       auto slash = file.find_last_of('/');
       std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
       int caller_h = st.is_null(7) ? -1 : static_cast<int>(st.int64(7));
+      si.caller = st.int64(1);
+      si.caller_name = fname;
       if (si.kind == "body") {
         si.function = st.int64(1);
         si.name = fname;
@@ -127,6 +133,7 @@ DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
       } else {
         si.function = st.is_null(2) ? 0 : st.int64(2);
         std::string callee = st.is_null(9) ? st.text(3) : st.text(9);
+        si.callee_name = callee;
         si.name = callee + "() @" + base + ":" + std::to_string(st.int64(5));
         bool callee_defined = !st.is_null(11) && st.int64(11) != 0;
         // call targets (virtual overrides, indirect candidates, template patterns whose
@@ -139,6 +146,7 @@ DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
           target_h = std::max(target_h, t.height);
           dispatch = dispatch || t.dispatch;
         }
+        si.dispatch = dispatch;
         if (dispatch) {
           // A virtual or indirect call names the dispatch, not one function: it sits one
           // level above the highest of its targets, so an instrumented target's body
@@ -351,6 +359,70 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     return true;
   };
 
+  // ---- places (docs/statistics.md, "Places") ---------------------------------------
+  // Every site and wait node belongs to one place; the root and (untracked) to none. A
+  // call of a function defined in the program belongs to the callee (with its body below
+  // it: one place), a call of an outside function to "callee in caller", a wait to "kind
+  // in the function that waited"; below a wait node, places are the waker's and are kept
+  // apart per wait.
+  std::vector<int> place_of(N, -1);
+  std::vector<std::string> place_key, place_name;
+  std::vector<std::int64_t> place_fn;
+  std::unordered_map<std::string, int> place_index;
+  // the function whose code a node's time runs in (key, name); an unknown site stands for
+  // itself
+  std::vector<std::string> encl_key(N), encl_name(N);
+  for (std::size_t i = 1; i < N; ++i) {
+    const Node &n = res.nodes[i];
+    encl_key[i] = encl_key[n.parent];
+    encl_name[i] = encl_name[n.parent];
+    std::string key, name;
+    std::int64_t fn = 0;
+    if (n.kind == Node::Kind::Untracked) {
+      continue;
+    } else if (n.kind == Node::Kind::Wait) {
+      key = "w:" + n.wait + "@" + encl_key[n.parent];
+      name = n.name + " in " + (encl_name[n.parent].empty() ? "(interval)" : encl_name[n.parent]);
+    } else {
+      auto it = facts.sites.find(n.site);
+      const SiteInfo *si = it == facts.sites.end() || it->second.kind.empty() ? nullptr : &it->second;
+      if (!si) {
+        key = "s:" + std::to_string(n.site);
+        name = n.name;
+        encl_key[i] = key;
+        encl_name[i] = name;
+      } else if (si->kind == "body" || (si->function && !si->dispatch && !si->external)) {
+        fn = si->function;
+        key = "f:" + std::to_string(fn);
+        name = si->kind == "body" ? si->name : si->callee_name;
+        encl_key[i] = "f:" + std::to_string(fn);
+        encl_name[i] = name;
+      } else {
+        key = si->external ? "x:" + si->callee_name + "@" + std::to_string(si->caller)
+                           : "s:" + std::to_string(n.site);
+        name = si->external ? si->callee_name + "() in " + si->caller_name : n.name;
+        encl_key[i] = "f:" + std::to_string(si->caller);
+        encl_name[i] = si->caller_name;
+      }
+    }
+    auto [it, fresh] = place_index.try_emplace(key, static_cast<int>(place_key.size()));
+    if (fresh) {
+      place_key.push_back(key);
+      place_name.push_back(name);
+      place_fn.push_back(fn);
+    }
+    place_of[i] = it->second;
+  }
+  // how a node reaches the critical path: -1 on the interval's own path, else the place of
+  // its outermost wait ancestor (the wait on the own path whose waker's work it is)
+  std::vector<int> via_of(N, -1);
+  for (std::size_t i = 1; i < N; ++i) {
+    int p = res.nodes[i].parent;
+    via_of[i] = via_of[p] >= 0                            ? via_of[p]
+                : res.nodes[p].kind == Node::Kind::Wait ? place_of[p]
+                                                        : -1;
+  }
+
   // ---- groups ------------------------------------------------------------------
   std::vector<std::vector<std::uint32_t>> groups(1);
   std::vector<std::string> group_labels{""};
@@ -488,6 +560,129 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
           }
       }
       gr.nodes.push_back(ns);
+    }
+    // places: X_p = the self times of p's nodes (a leaf's self time is its whole time)
+    {
+      std::vector<int> gplace(place_key.size(), -1), plist;
+      for (Eigen::Index c = 1; c < C; ++c) {
+        int p = place_of[present[c]];
+        if (p >= 0 && gplace[p] < 0) {
+          gplace[p] = static_cast<int>(plist.size());
+          plist.push_back(p);
+        }
+      }
+      const Eigen::Index P = static_cast<Eigen::Index>(plist.size());
+      MatrixXd X = MatrixXd::Zero(I, P);
+      std::vector<int> contexts(plist.size(), 0);
+      // the same split by the way the place reaches the critical path (own path or one
+      // wait's waker): its contributions and the specificity of each way
+      std::map<std::pair<int, int>, int> route_col;
+      std::vector<std::pair<int, int>> routes;
+      std::vector<double> route_spec;
+      for (Eigen::Index c = 1; c < C; ++c) {
+        int nd = present[c];
+        int p = place_of[nd];
+        if (p < 0)
+          continue;
+        X.col(gplace[p]) += S.col(c);
+        ++contexts[gplace[p]];
+        auto [it, fresh] = route_col.try_emplace({gplace[p], via_of[nd]}, static_cast<int>(routes.size()));
+        if (fresh) {
+          routes.push_back({gplace[p], via_of[nd]});
+          route_spec.push_back(spec[nd]);
+        }
+        route_spec[it->second] = std::min(route_spec[it->second], spec[nd]);
+      }
+      MatrixXd R = MatrixXd::Zero(I, static_cast<Eigen::Index>(routes.size()));
+      for (Eigen::Index c = 1; c < C; ++c) {
+        int nd = present[c];
+        if (place_of[nd] >= 0)
+          R.col(route_col[{gplace[place_of[nd]], via_of[nd]}]) += S.col(c);
+      }
+      std::vector<std::vector<std::pair<double, int>>> by_place(plist.size()); // (contrib, route)
+      for (std::size_t r = 0; r < routes.size(); ++r) {
+        VectorXd x = R.col(static_cast<Eigen::Index>(r));
+        by_place[routes[r].first].push_back({varL > 0 ? cov_of(x, L) / varL : 0, static_cast<int>(r)});
+      }
+      for (Eigen::Index q = 0; q < P; ++q) {
+        int p = plist[q];
+        VectorXd x = X.col(q);
+        Place pl;
+        pl.key = place_key[p];
+        pl.name = place_name[p];
+        pl.function = place_fn[p];
+        pl.contexts = contexts[q];
+        pl.mean_ns = mean_of(x);
+        pl.var_ns2 = cov_of(x, x);
+        pl.share = varL > 0 ? pl.var_ns2 / varL : 0;
+        pl.contribution = varL > 0 ? cov_of(x, L) / varL : 0;
+        auto &ways = by_place[q];
+        std::sort(ways.begin(), ways.end(), [&](const auto &a, const auto &b) {
+          return a.first != b.first ? a.first > b.first : a.second < b.second;
+        });
+        for (const auto &[contrib, r] : ways) {
+          int w = routes[r].second;
+          pl.via.push_back({w < 0 ? "" : place_name[w], contrib});
+        }
+        // the specificity of the way that carries most of it (its contexts' smallest)
+        pl.specificity = route_spec[ways.front().second];
+        pl.waker = routes[ways.front().second].second >= 0;
+        pl.score = pl.specificity * pl.share;
+        gr.places.push_back(std::move(pl));
+      }
+      std::sort(gr.places.begin(), gr.places.end(), [](const Place &a, const Place &b) {
+        if (a.score != b.score)
+          return a.score > b.score;
+        if (a.share != b.share)
+          return a.share > b.share;
+        return a.key < b.key;
+      });
+      if (gr.places.size() > opt.max_factors)
+        gr.places.resize(opt.max_factors);
+      // waits on the interval's own path, each with the waker's work below it (T, not the
+      // self time): how much of Var(L) each kind of waiting stands for
+      std::vector<int> gw(place_key.size(), -1), wlist;
+      for (Eigen::Index c = 1; c < C; ++c) {
+        int nd = present[c];
+        if (res.nodes[nd].kind != Node::Kind::Wait || wait_anc[nd] >= 0)
+          continue;
+        int p = place_of[nd];
+        if (gw[p] < 0) {
+          gw[p] = static_cast<int>(wlist.size());
+          wlist.push_back(p);
+        }
+      }
+      MatrixXd W = MatrixXd::Zero(I, static_cast<Eigen::Index>(wlist.size()));
+      std::vector<int> wctx(wlist.size(), 0);
+      std::vector<double> wspec(wlist.size(), std::numeric_limits<double>::infinity());
+      for (Eigen::Index c = 1; c < C; ++c) {
+        int nd = present[c];
+        if (res.nodes[nd].kind != Node::Kind::Wait || wait_anc[nd] >= 0)
+          continue;
+        int q = gw[place_of[nd]];
+        W.col(q) += T.col(c);
+        ++wctx[q];
+        wspec[q] = std::min(wspec[q], spec[nd]);
+      }
+      for (std::size_t q = 0; q < wlist.size(); ++q) {
+        VectorXd x = W.col(static_cast<Eigen::Index>(q));
+        Place pl;
+        pl.key = place_key[wlist[q]];
+        pl.name = place_name[wlist[q]];
+        pl.contexts = wctx[q];
+        pl.mean_ns = mean_of(x);
+        pl.var_ns2 = cov_of(x, x);
+        pl.share = varL > 0 ? pl.var_ns2 / varL : 0;
+        pl.contribution = varL > 0 ? cov_of(x, L) / varL : 0;
+        pl.specificity = wspec[q];
+        pl.score = pl.specificity * pl.share;
+        gr.waits.push_back(std::move(pl));
+      }
+      std::sort(gr.waits.begin(), gr.waits.end(), [](const Place &a, const Place &b) {
+        if (a.contribution != b.contribution)
+          return a.contribution > b.contribution;
+        return a.key < b.key;
+      });
     }
     // rank
     std::vector<std::size_t> order(factors.size());

@@ -43,6 +43,24 @@ const char *kind_text(Node::Kind k) {
   return "root";
 }
 
+// "waker of W1 12.0%, own path 2.0%": how a place reaches the critical path, the
+// ways carrying at least 1% of Var(L) (at most 3); empty when it is all on the own path.
+std::string via_text(const Place &p) {
+  bool waker = false;
+  for (const auto &[w, c] : p.via)
+    waker = waker || !w.empty();
+  if (!waker)
+    return "";
+  std::string out;
+  int n = 0;
+  for (const auto &[w, c] : p.via) {
+    if (n == 3 || (n > 0 && std::abs(c) < 0.01))
+      break;
+    out += std::string(n++ ? ", " : "") + (w.empty() ? "own path " : "waker of " + w + " ") + pct(c);
+  }
+  return out;
+}
+
 void render_group(std::string &out, const AnalysisResult &res, const GroupResult &g,
                   const RenderOptions &opt) {
   const auto &l = g.latency;
@@ -53,6 +71,8 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
          human_ns(l.p95_ns) + "  p99 " + human_ns(l.p99_ns) + "  max " + human_ns(l.max_ns) + "\n";
   out += "max tree residual: " + fmt("%.2e", g.max_residual) + "\n\n";
 
+  // The tree is long: it is rendered here and printed after the tables.
+  const std::size_t tree_begin = out.size();
   out += "variance tree (share of Var(L), mean time on the critical path):\n";
   std::map<int, const NodeStats *> stats;
   std::map<int, std::vector<int>> kids;
@@ -113,8 +133,44 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
       };
   if (stats.count(0))
     rec(0, "", "", true, 0);
-  out += "\nfactors (score = specificity x share; covariances counted twice):\n";
+  const std::string tree = out.substr(tree_begin);
+  out.resize(tree_begin);
   char buf[1024];
+  out += "where the variance comes from, by place (a function, a call of an outside function or a\n"
+         "wait, all calling contexts merged; its self time on the critical path; share = its\n"
+         "variance / Var(L), contrib = its covariance with L / Var(L), score = spec x share):\n";
+  std::snprintf(buf, sizeof buf, "%4s %9s %8s %8s %10s %6s  %s\n", "rank", "score", "share",
+                "contrib", "mean", "spec", "place");
+  out += buf;
+  int prank = 0;
+  for (const auto &p : g.places) {
+    if (prank >= opt.max_factors)
+      break;
+    ++prank;
+    std::snprintf(buf, sizeof buf, "%4d %9.3f %8s %8s %10s %6.0f  %s\n", prank, p.score,
+                  pct(p.share).c_str(), pct(p.contribution).c_str(), human_ns(p.mean_ns).c_str(),
+                  p.specificity, p.name.c_str());
+    out += buf;
+    if (std::string via = via_text(p); !via.empty())
+      out += std::string(51, ' ') + via + "\n";
+  }
+  if (!g.waits.empty()) {
+    out += "\nwaits on the intervals' own path, each with the waker's work it stands for:\n";
+    std::snprintf(buf, sizeof buf, "%8s %8s %10s %8s  %s\n", "share", "contrib", "mean",
+                  "contexts", "wait");
+    out += buf;
+    int wrank = 0;
+    for (const auto &w : g.waits) {
+      if (++wrank > opt.max_factors || (wrank > 5 && std::abs(w.contribution) < 0.01))
+        break;
+      std::snprintf(buf, sizeof buf, "%8s %8s %10s %8d  %s\n", pct(w.share).c_str(),
+                    pct(w.contribution).c_str(), human_ns(w.mean_ns).c_str(), w.contexts,
+                    w.name.c_str());
+      out += buf;
+    }
+  }
+  out += "\nfactors: the terms of the variance tree, per calling context (score = specificity x\n"
+         "share; covariances counted twice):\n";
   std::snprintf(buf, sizeof buf, "%4s %9s %8s %-19s %6s %4s  %s\n", "rank", "score", "share",
                 "95% CI", "spec", "leaf", "factor");
   out += buf;
@@ -142,7 +198,7 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
       out += buf;
     }
   }
-  out += "\n";
+  out += "\n" + tree + "\n";
 }
 
 } // namespace
@@ -239,6 +295,36 @@ std::string render_json(const AnalysisResult &res) {
       fs.push_back(o);
     }
     gj["factors"] = fs;
+    json ps = json::array();
+    for (const auto &p : g.places)
+      ps.push_back({{"key", p.key},
+                    {"name", p.name},
+                    {"function", p.function},
+                    {"contexts", p.contexts},
+                    {"mean_ns", p.mean_ns},
+                    {"var_ns2", p.var_ns2},
+                    {"share", p.share},
+                    {"contribution", p.contribution},
+                    {"specificity", p.specificity},
+                    {"score", p.score},
+                    {"waker", p.waker},
+                    {"via", [&] {
+                       json v = json::array();
+                       for (const auto &[w, c] : p.via)
+                         v.push_back({{"wait", w}, {"contribution", c}});
+                       return v;
+                     }()}});
+    gj["places"] = ps;
+    json wj = json::array();
+    for (const auto &w : g.waits)
+      wj.push_back({{"key", w.key},
+                    {"name", w.name},
+                    {"contexts", w.contexts},
+                    {"mean_ns", w.mean_ns},
+                    {"var_ns2", w.var_ns2},
+                    {"share", w.share},
+                    {"contribution", w.contribution}});
+    gj["waits"] = wj;
     json ws = json::array();
     for (const auto &w : g.whatifs)
       ws.push_back({{"key", w.key},

@@ -67,6 +67,25 @@ CREATE TABLE IF NOT EXISTS factors(
   PRIMARY KEY(run, label, rank)
 );
 
+-- Places per group (a function, an outside call or a wait, all calling contexts merged),
+-- ranked by score = specificity x share.
+CREATE TABLE IF NOT EXISTS places(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  rank INTEGER NOT NULL,        -- 1 = highest score
+  key TEXT NOT NULL,            -- f:<function> | x:<callee>@<caller> | s:<site> | w:<kind>@<enclosing key>
+  name TEXT NOT NULL,
+  function INTEGER,             -- functions.id behind it (NULL: outside the program, a wait)
+  contexts INTEGER NOT NULL,    -- tree nodes merged
+  mean_ns REAL NOT NULL, var_ns2 REAL NOT NULL,
+  share REAL NOT NULL,          -- Var(X) / Var(L)
+  contribution REAL NOT NULL,   -- Cov(X, L) / Var(L)
+  specificity REAL NOT NULL, score REAL NOT NULL,
+  waker INTEGER NOT NULL,       -- 1: most of it is a waker's work (reached through a wake-up edge)
+  via TEXT NOT NULL,            -- its contribution by way: "own path=0.02; [wait:cond] in f=0.26"
+  PRIMARY KEY(run, label, rank)
+);
+
 -- What-if: Var(L) and p99 if the factor's time were its mean in every interval.
 CREATE TABLE IF NOT EXISTS whatif(
   run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,

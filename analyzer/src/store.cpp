@@ -57,6 +57,7 @@ std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration) {
   auto st_factor = db.prepare(
       "INSERT INTO factors VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   auto st_whatif = db.prepare("INSERT INTO whatif VALUES (?,?,?,?,?,?,?)");
+  auto st_place = db.prepare("INSERT INTO places VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto &g : res.groups) {
     const auto &l = g.latency;
     st_stats.bind(1, run).bind(2, g.label).bind(3, static_cast<std::int64_t>(l.count));
@@ -103,6 +104,21 @@ std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration) {
       else
         st_factor.bind_null(14).bind_null(15);
       st_factor.bind(16, f.specificity).bind(17, f.score).bind(18, f.leaf ? 1 : 0).run();
+    }
+    int prank = 0;
+    for (const auto &p : g.places) {
+      st_place.bind(1, run).bind(2, g.label).bind(3, ++prank).bind(4, p.key).bind(5, p.name);
+      if (p.function)
+        st_place.bind(6, p.function);
+      else
+        st_place.bind_null(6);
+      st_place.bind(7, p.contexts).bind(8, p.mean_ns).bind(9, p.var_ns2).bind(10, p.share);
+      st_place.bind(11, p.contribution).bind(12, p.specificity).bind(13, p.score);
+      std::string via;
+      for (const auto &[w, c] : p.via)
+        via += (via.empty() ? "" : "; ") + (w.empty() ? std::string("own path") : w) + "=" +
+               std::to_string(c);
+      st_place.bind(14, p.waker ? 1 : 0).bind(15, via).run();
     }
     for (const auto &w : g.whatifs) {
       st_whatif.bind(1, run).bind(2, g.label).bind(3, w.key).bind(4, w.var_after_ns2);

@@ -92,14 +92,14 @@ analyzer::AnalyzeOptions analyze_options(const Config &cfg) {
   return o;
 }
 
-// One line summing up an analysis: intervals, latency, top factor.
+// One line summing up an analysis: intervals, latency, top place.
 std::string summary_line(const analyzer::AnalysisResult &res) {
   const auto &g = res.groups.front();
   std::string line = std::to_string(res.intervals) + " intervals, mean " + ms(g.latency.mean_ns) +
                      ", p99 " + ms(g.latency.p99_ns) + ", CV " +
                      std::to_string(g.latency.cv).substr(0, 4);
-  if (!g.factors.empty())
-    line += "; top factor " + g.factors.front().name + " (" + pct(g.factors.front().share) +
+  if (!g.places.empty())
+    line += "; top place " + g.places.front().name + " (" + pct(g.places.front().contribution) +
             " of Var(L))";
   return line;
 }

@@ -271,3 +271,116 @@ TEST(Ranking, ExpandFollowsCallEdgesOfTheCallSitePosition) {
     EXPECT_NE(std::find(p.begin(), p.end(), f), p.end()) << f;
   }
 }
+
+// Places merge a function's call sites and body into one row, name an external call by
+// its caller, and partition the critical path: their contributions (Cov(X, L) / Var(L))
+// and those of untracked time and the root's body sum to 1; here there is neither.
+TEST(Places, CallSiteAndBodyMergeAndExternalCallsNameTheirCaller) {
+  auto dir = fresh_dir("places-external");
+  TraceBuilder b(1);
+  for (std::uint64_t i = 0; i < 40; ++i) {
+    std::uint64_t t = i * 10000, x = 100 + (i * 37) % 200, y = 50 + (i * 53) % 150;
+    b.thread(1)
+        .emit(VPROF_REC_INTERVAL_BEGIN, i + 1, t)
+        .enter(1, t, 1)
+        .enter(2, t, 1)
+        .enter(3, t, 2)
+        .enter(4, t, 2)
+        .exit(4, t + x, 2)
+        .enter(5, t + x, 2)
+        .exit(5, t + x + y, 2)
+        .exit(3, t + x + y, 2)
+        .exit(2, t + x + y, 1)
+        .exit(1, t + x + y, 1)
+        .emit(VPROF_REC_INTERVAL_END, i + 1, t + x + y);
+  }
+  b.write(dir / "trace");
+  vprof::ws::Database db(dir / "vprof.db");
+  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+          "(1,'serve','serve',1,2,1),(2,'sync_block','sync_block',1,1,0),"
+          "(3,'fsync','fsync',0,0,0),(4,'memset','memset',0,0,0);"
+          "INSERT INTO calls VALUES (1,2,'direct','/s/a.c',5,3),(2,3,'direct','/s/a.c',9,3),"
+          "(2,4,'direct','/s/a.c',10,3);"
+          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+          "(1,'body',1,NULL,NULL,'/s/a.c',4,1),(2,'call',1,2,'sync_block','/s/a.c',5,3),"
+          "(3,'body',2,NULL,NULL,'/s/a.c',8,1),(4,'call',2,3,'fsync','/s/a.c',9,3),"
+          "(5,'call',2,4,'memset','/s/a.c',10,3);");
+  auto res = va::analyze(dir / "trace", &db, {});
+  const auto &g = res.groups[0];
+  auto place = [&](const std::string &name) -> const va::Place * {
+    for (const auto &p : g.places)
+      if (p.name == name)
+        return &p;
+    return nullptr;
+  };
+  const va::Place *sync = place("sync_block"), *fsync = place("fsync() in sync_block"),
+                  *memset = place("memset() in sync_block");
+  ASSERT_NE(fsync, nullptr);
+  ASSERT_NE(memset, nullptr);
+  ASSERT_NE(sync, nullptr);
+  EXPECT_EQ(sync->contexts, 2); // the call site in serve and the body
+  EXPECT_EQ(sync->function, 2);
+  EXPECT_EQ(fsync->key, "x:fsync@2");
+  EXPECT_FALSE(fsync->waker);
+  // X_fsync = x exactly: its share is Var(x) / Var(x + y)
+  std::vector<double> xs, ls;
+  for (std::uint64_t i = 0; i < 40; ++i) {
+    xs.push_back(double(100 + (i * 37) % 200));
+    ls.push_back(xs.back() + double(50 + (i * 53) % 150));
+  }
+  auto var = [](const std::vector<double> &v) {
+    double m = 0, s = 0;
+    for (double a : v)
+      m += a;
+    m /= double(v.size());
+    for (double a : v)
+      s += (a - m) * (a - m);
+    return s / double(v.size());
+  };
+  const double ns_per_tick = 1e9 / res.ticks_per_second;
+  EXPECT_NEAR(fsync->share, var(xs) / var(ls), 1e-9);
+  double mean_x = 0;
+  for (double a : xs)
+    mean_x += a / double(xs.size());
+  EXPECT_NEAR(fsync->mean_ns / ns_per_tick, mean_x, 1e-6);
+  double total = 0;
+  for (const auto &p : g.places)
+    total += p.contribution;
+  EXPECT_NEAR(total, 1.0, 1e-9);
+  // ranked by score
+  for (std::size_t i = 1; i < g.places.size(); ++i)
+    EXPECT_GE(g.places[i - 1].score, g.places[i].score);
+}
+
+// The waker's work is merged into the waker's places and told apart by `via`; the waits
+// table holds the wait with the waker's work it stands for.
+TEST(Places, WakerWorkIsAttributedThroughTheWait) {
+  auto dir = fresh_dir("places-waker");
+  auto tdir = condvar_trace(dir, true);
+  vprof::ws::Database db(dir / "vprof.db");
+  condvar_workspace(db);
+  auto res = va::analyze(tdir, &db, {});
+  const auto &g = res.groups[0];
+  ASSERT_FALSE(g.places.empty());
+  const auto &top = g.places[0];
+  EXPECT_EQ(top.function, 11) << top.name; // compute, the helper's varying work
+  EXPECT_TRUE(top.waker);
+  ASSERT_FALSE(top.via.empty());
+  EXPECT_EQ(top.via[0].first, "[wait:cond] in await");
+  EXPECT_GT(top.contribution, 0.9);
+  ASSERT_FALSE(g.waits.empty());
+  EXPECT_EQ(g.waits[0].name, "[wait:cond] in await");
+  EXPECT_EQ(g.waits[0].contexts, 1);
+  EXPECT_GT(g.waits[0].contribution, 0.95);
+  // the places and the few untracked ticks between frames partition L
+  double total = 0;
+  for (const auto &p : g.places)
+    total += p.contribution;
+  EXPECT_NEAR(total, 1.0, 0.02);
+  // stored with the run
+  va::store(db, res, 0);
+  auto st = db.prepare("SELECT name, via FROM places WHERE label = '' AND rank = 1");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.text(0), top.name);
+  EXPECT_NE(st.text(1).find("[wait:cond] in await="), std::string::npos);
+}

@@ -85,6 +85,28 @@ struct Factor {
   bool leaf = false;      // nothing instrumentable below it
 };
 
+// A place: one function, one call of an outside function (fsync in Wal::commit) or one
+// wait (a condition wait in LockManager::acquire), with all its calling contexts merged,
+// the waker's contexts below wait nodes included. Its time per interval is its self time
+// on the critical path summed over those contexts (a node's body when its children are
+// instrumented, its whole time otherwise), so the places partition the critical path.
+// `via` splits its contribution by the way it reaches the critical path: the interval's
+// own path ("") or as the waker's work of a wait on it. docs/statistics.md, "Places".
+struct Place {
+  std::string key;            // "f:<function id>", "x:<callee>@<caller id>", "s:<site>",
+                              // "w:<kind>@<enclosing key>"
+  std::string name;           // display
+  std::int64_t function = 0;  // the function behind it (0: outside the program, a wait)
+  int contexts = 0;           // tree nodes merged into it (in this group)
+  double mean_ns = 0, var_ns2 = 0;
+  double share = 0;           // Var(X_p) / Var(L)
+  double contribution = 0;    // Cov(X_p, L) / Var(L): all places, untracked time and the
+                              // root's body sum to 1
+  double specificity = 0, score = 0; // score = specificity x share
+  bool waker = false;         // its largest part is a waker's work (via a wait)
+  std::vector<std::pair<std::string, double>> via; // (wait place name or "", contribution)
+};
+
 struct WhatIf {
   std::string key;        // the factor
   double var_after_ns2 = 0, p99_after_ns = 0;
@@ -96,6 +118,10 @@ struct GroupResult {
   LatencyStats latency;
   std::vector<NodeStats> nodes;   // nodes seen in this group
   std::vector<Factor> factors;    // sorted by score, descending
+  std::vector<Place> places;      // sorted by score, descending
+  // The waits on the intervals' own path, each place's time being the whole wait (the
+  // waker's work below it included); sorted by contribution, descending.
+  std::vector<Place> waits;
   std::vector<WhatIf> whatifs;
   double max_residual = 0;
 };
