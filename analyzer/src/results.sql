@@ -86,6 +86,19 @@ CREATE TABLE IF NOT EXISTS places(
   PRIMARY KEY(run, label, rank)
 );
 
+-- Waits on the intervals' own path per group, each with the waker's work below it.
+CREATE TABLE IF NOT EXISTS waits(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  rank INTEGER NOT NULL,        -- 1 = largest contribution
+  key TEXT NOT NULL,            -- w:<kind>@<enclosing key>
+  name TEXT NOT NULL,
+  contexts INTEGER NOT NULL,
+  mean_ns REAL NOT NULL, var_ns2 REAL NOT NULL,
+  share REAL NOT NULL, contribution REAL NOT NULL,
+  PRIMARY KEY(run, label, rank)
+);
+
 -- What-if: Var(L) and p99 if the factor's time were its mean in every interval.
 CREATE TABLE IF NOT EXISTS whatif(
   run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,

@@ -57,6 +57,7 @@ std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration) {
   auto st_factor = db.prepare(
       "INSERT INTO factors VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   auto st_whatif = db.prepare("INSERT INTO whatif VALUES (?,?,?,?,?,?,?)");
+  auto st_wait = db.prepare("INSERT INTO waits VALUES (?,?,?,?,?,?,?,?,?,?)");
   auto st_place = db.prepare("INSERT INTO places VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto &g : res.groups) {
     const auto &l = g.latency;
@@ -119,6 +120,12 @@ std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration) {
         via += (via.empty() ? "" : "; ") + (w.empty() ? std::string("own path") : w) + "=" +
                std::to_string(c);
       st_place.bind(14, p.waker ? 1 : 0).bind(15, via).run();
+    }
+    int wrank = 0;
+    for (const auto &w : g.waits) {
+      st_wait.bind(1, run).bind(2, g.label).bind(3, ++wrank).bind(4, w.key).bind(5, w.name);
+      st_wait.bind(6, w.contexts).bind(7, w.mean_ns).bind(8, w.var_ns2).bind(9, w.share);
+      st_wait.bind(10, w.contribution).run();
     }
     for (const auto &w : g.whatifs) {
       st_whatif.bind(1, run).bind(2, g.label).bind(3, w.key).bind(4, w.var_after_ns2);
@@ -350,6 +357,81 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
   tx.commit();
   er.reason = "expanded";
   return er;
+}
+
+PruneResult prune(ws::Database &db, int iteration, double threshold) {
+  ensure_tables(db);
+  PruneResult pr;
+  pr.next_iteration = iteration + 1;
+  std::int64_t run = latest_run(db, iteration);
+  if (run < 0)
+    throw AnalysisError(db.path().string() + ": no analysis stored for iteration " +
+                        std::to_string(iteration) + " (run `vprof analyze` first)");
+  std::set<std::int64_t> keep;
+  {
+    auto st = db.prepare("SELECT id FROM functions WHERE annotated = 1");
+    while (st.step())
+      keep.insert(st.int64(0));
+  }
+  auto site_fn = db.prepare("SELECT function FROM sites WHERE id = ?");
+  auto number_after = [](const std::string &key, char sep) -> std::int64_t {
+    auto at = key.rfind(sep);
+    if (at == std::string::npos)
+      return 0;
+    try {
+      return std::stoll(key.substr(at + 1));
+    } catch (...) {
+      return 0;
+    }
+  };
+  // places and waits of the latest run of every iteration up to this one: a run where
+  // one outlier dominates Var(L) must not drop what the others showed to matter
+  auto st = db.prepare(
+      "SELECT key FROM places WHERE label = '' AND (ABS(contribution) >= ?1 OR ABS(share) >= ?1) "
+      "AND run IN (SELECT MAX(id) FROM analysis_runs WHERE iteration <= ?2 GROUP BY iteration) "
+      "UNION SELECT key FROM waits WHERE label = '' AND (ABS(contribution) >= ?1 OR "
+      "ABS(share) >= ?1) AND run IN (SELECT MAX(id) FROM analysis_runs WHERE iteration <= ?2 "
+      "GROUP BY iteration)");
+  st.bind(1, threshold).bind(2, iteration);
+  while (st.step()) {
+    std::string key = st.text(0);
+    if (key.rfind("s:", 0) == 0) {
+      site_fn.reset();
+      site_fn.bind(1, number_after(key, ':'));
+      if (site_fn.step())
+        keep.insert(site_fn.int64(0));
+    } else if (key.rfind("f:", 0) == 0 || key.rfind("x:", 0) == 0 || key.rfind("w:", 0) == 0) {
+      // f:<id>, x:<callee>@<caller id>, w:<kind>@f:<id> (the function that waited)
+      keep.insert(number_after(key, key[0] == 'f' ? ':' : (key[0] == 'x' ? '@' : ':')));
+    }
+  }
+  std::vector<std::pair<std::int64_t, std::string>> kept;
+  {
+    auto plan = db.prepare("SELECT function, reason FROM plans WHERE iteration = ?");
+    plan.bind(1, iteration);
+    while (plan.step()) {
+      if (keep.count(plan.int64(0)))
+        kept.push_back({plan.int64(0), plan.text(1)});
+      else
+        ++pr.dropped;
+    }
+  }
+  pr.kept = kept.size();
+  if (pr.dropped == 0)
+    return pr;
+  ws::Transaction tx(db);
+  auto ins = db.prepare("INSERT OR IGNORE INTO plans(iteration, function, reason) VALUES (?,?,?)");
+  for (const auto &[f, reason] : kept)
+    ins.bind(1, iteration + 1).bind(2, f).bind(3, "final:" + reason).run();
+  tx.commit();
+  pr.written = true;
+  return pr;
+}
+
+bool is_final_plan(ws::Database &db, int iteration) {
+  auto st = db.prepare("SELECT 1 FROM plans WHERE iteration = ? AND reason LIKE 'final:%' LIMIT 1");
+  st.bind(1, iteration);
+  return st.step();
 }
 
 } // namespace vprof::analyzer

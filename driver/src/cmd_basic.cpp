@@ -62,6 +62,8 @@ int run_config(Context &ctx) {
       o << c.seed;
     else if (name == "min_intervals")
       o << c.min_intervals;
+    else if (name == "prune")
+      o << c.prune;
     o << "\n";
   }
   return kExitOk;

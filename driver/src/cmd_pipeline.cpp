@@ -362,8 +362,11 @@ void setup_loop(CLI::App &sub, Context &ctx) {
   add_analyze_flags(sub, ctx);
   sub.footer("Repeats build -> run workload -> analyze -> expand without prompts until the\n"
              "top-k factors are stable, every top factor is a leaf, or the iteration budget is\n"
-             "spent; prints one progress line per step and the final ranked factors. Resumes\n"
-             "from the workspace: an iteration already analysed is not run again.");
+             "spent. Then the final plan keeps only the functions whose places reach --prune\n"
+             "of Var(L) (the others only cost probes) and one more run measures it (not counted\n"
+             "in the budget). Prints one progress line per step and the final report: places\n"
+             "(where the variance comes from), waits, factors, the variance tree. Resumes from\n"
+             "the workspace: an iteration already analysed is not run again.");
 }
 
 bool iteration_analysed(ws::Database &db, int it) {
@@ -383,7 +386,7 @@ int run_loop(Context &ctx) {
   int last_it = -1;
   for (;;) {
     if (!iteration_analysed(*db, it)) {
-      if (it >= ctx.cfg.iterations) {
+      if (it >= ctx.cfg.iterations && !analyzer::is_final_plan(*db, it)) {
         stop_reason = "iteration budget reached";
         break;
       }
@@ -400,7 +403,22 @@ int run_loop(Context &ctx) {
       ctx.progress("iteration " + std::to_string(it) + ": already analysed, resuming");
       last_it = it;
     }
+    if (analyzer::is_final_plan(*db, it)) {
+      stop_reason = "final plan measured";
+      break;
+    }
     analyzer::ExpandResult ex = analyzer::expand(*db, it, ctx.cfg.k, ctx.cfg.iterations);
+    if (ex.stop && ctx.cfg.prune > 0) {
+      analyzer::PruneResult pr = analyzer::prune(*db, it, ctx.cfg.prune);
+      if (pr.written) {
+        ctx.progress("iteration " + std::to_string(it) + ": " + ex.reason + "; final plan " +
+                     std::to_string(pr.next_iteration) + " keeps " + std::to_string(pr.kept) +
+                     " function(s), drops " + std::to_string(pr.dropped) +
+                     " whose places stay below " + pct(ctx.cfg.prune) + " of Var(L)");
+        it = pr.next_iteration;
+        continue;
+      }
+    }
     if (ex.stop) {
       stop_reason = ex.reason;
       break;

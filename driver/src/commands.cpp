@@ -75,6 +75,11 @@ void add_loop_flags(CLI::App &sub, Context &ctx) {
   mark(sub.add_option("--iterations", ctx.cfg.iterations, "iteration budget [iterations]")
            ->check(CLI::Range(1, 1000)),
        ctx, "iterations");
+  mark(sub.add_option("--prune", ctx.cfg.prune,
+                      "final plan: drop functions whose places stay below this fraction of "
+                      "Var(L), then measure it once more; 0: no final plan [prune]")
+           ->check(CLI::Range(0.0, 0.999)),
+       ctx, "prune");
   mark(sub.add_option("--build", ctx.cfg.build, "shell command that builds the program [build]"),
        ctx, "build");
   mark(sub.add_option("--workload", ctx.cfg.workload,

@@ -21,6 +21,8 @@ const std::vector<ConfigKey> &config_keys() {
       {"bootstrap", "bootstrap resamples for the confidence intervals of shares (default 200)"},
       {"seed", "random seed of the bootstrap (default 1)"},
       {"min_intervals", "a run with fewer intervals is an error (default 30)"},
+      {"prune", "after the loop stops, a final plan keeps only the functions whose places reach "
+                "this fraction of Var(L), and one more run measures it (default 0.01; 0: none)"},
   };
   return keys;
 }
@@ -75,7 +77,7 @@ void load_config(const fs::path &file, Config &cfg) {
     if (!known.count(name))
       throw UsageError(where(file, node) + ": unknown key '" + name +
                        "' (known: compile_commands, roots, depth, k, iterations, build, workload, "
-                       "bootstrap, seed, min_intervals)");
+                       "bootstrap, seed, min_intervals, prune)");
     if (name == "compile_commands")
       cfg.compile_commands = get<std::string>(file, key, node, "a string");
     else if (name == "roots") {
@@ -105,6 +107,12 @@ void load_config(const fs::path &file, Config &cfg) {
       cfg.seed = static_cast<uint64_t>(get<int64_t>(file, key, node, "an integer"));
     else if (name == "min_intervals")
       cfg.min_intervals = get_positive(file, key, node, 1);
+    else if (name == "prune") {
+      auto v = node.value<double>();
+      if (!v || !(*v >= 0 && *v < 1))
+        throw UsageError(where(file, node) + ": key 'prune' must be a number in [0, 1)");
+      cfg.prune = *v;
+    }
   }
 }
 

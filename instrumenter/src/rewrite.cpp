@@ -217,6 +217,17 @@ private:
     return def && sm_.isInSystemHeader(sm_.getExpansionLoc(def->getLocation()));
   }
 
+  // The C library's clock reads (a vDSO call of ~20 ns that never blocks): a probe pair
+  // costs more than the call, and spin loops on the clock would fill the trace.
+  bool clock_read(const FunctionDecl *callee) const {
+    const IdentifierInfo *ii = callee->getIdentifier();
+    if (!ii || !callee->getDeclContext()->getRedeclContext()->isTranslationUnit() ||
+        !sm_.isInSystemHeader(sm_.getExpansionLoc(callee->getLocation())))
+      return false;
+    StringRef n = ii->getName();
+    return n == "clock_gettime" || n == "gettimeofday" || n == "time" || n == "clock";
+  }
+
   template <class F> bool guarded(const char *reason, F &&f) {
     if (reason)
       refuse_.push_back(reason);
@@ -251,7 +262,7 @@ private:
       // loop) still appears as a wait: the runtime interposes the pthread calls they make.
       // Out-of-line library functions (fsync, malloc, pthread_*) have no body here and
       // keep their call-site probes.
-      if (defined_in_system_header(callee))
+      if (defined_in_system_header(callee) || clock_read(callee))
         return;
     }
     if (auto *oc = dyn_cast<CXXOperatorCallExpr>(e)) {

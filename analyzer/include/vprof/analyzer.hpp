@@ -185,4 +185,20 @@ struct ExpandResult {
 // AnalysisError when the iteration has no stored run.
 ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations = 8);
 
+struct PruneResult {
+  bool written = false;   // plan next_iteration was written (something was dropped)
+  int next_iteration = 0;
+  std::size_t kept = 0, dropped = 0;
+};
+// The final plan: writes plan `iteration + 1` with the functions of plan `iteration` that
+// matter in the latest stored run of any iteration up to `iteration` (all intervals) —
+// those holding a place (their own time, a call of an outside function in them) or a wait
+// (with the waker's work it stands for) whose contribution or share reaches `threshold`
+// in absolute value — plus the annotated functions; reason "final:<old reason>". The functions dropped only cost probes: their time moves to
+// their callers' bodies or the root. Writes nothing (written = false) when nothing would
+// be dropped. Throws AnalysisError when the iteration has no stored run.
+PruneResult prune(ws::Database &db, int iteration, double threshold);
+// Whether plan `iteration` is a final plan written by prune().
+bool is_final_plan(ws::Database &db, int iteration);
+
 } // namespace vprof::analyzer
