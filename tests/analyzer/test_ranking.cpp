@@ -384,3 +384,33 @@ TEST(Places, WakerWorkIsAttributedThroughTheWait) {
   EXPECT_EQ(st.text(0), top.name);
   EXPECT_NE(st.text(1).find("[wait:cond] in await="), std::string::npos);
 }
+
+// The final plan keeps the annotated root, the function that waited (its wait stands for
+// the waker's work) and the waker's varying compute; it drops the waker's constant frame
+// and a planned function the run never reached. A plan with nothing to drop is not written.
+TEST(Prune, FinalPlanKeepsWhatCarriesVariance) {
+  auto dir = fresh_dir("prune");
+  auto tdir = condvar_trace(dir, true);
+  vprof::ws::Database db(dir / "vprof.db");
+  condvar_workspace(db);
+  db.exec("INSERT INTO plans VALUES (0,10,'expand:x'),(0,11,'expand:x'),(0,12,'expand:x');");
+  auto res = va::analyze(tdir, &db, {});
+  va::store(db, res, 0);
+  EXPECT_THROW(va::prune(db, 1, 0.01), va::AnalysisError); // nothing stored for 1
+  auto pr = va::prune(db, 0, 0.01);
+  ASSERT_TRUE(pr.written);
+  EXPECT_EQ(pr.next_iteration, 1);
+  EXPECT_EQ(pr.dropped, 2u);
+  EXPECT_EQ(plan(db, 1), (std::vector<std::int64_t>{1, 2, 11}));
+  EXPECT_TRUE(va::is_final_plan(db, 1));
+  EXPECT_FALSE(va::is_final_plan(db, 0));
+  auto st = db.prepare("SELECT reason FROM plans WHERE iteration = 1 AND function = 11");
+  ASSERT_TRUE(st.step());
+  EXPECT_EQ(st.text(0), "final:expand:x");
+  // measured again with the final plan: nothing left to drop
+  va::store(db, res, 1);
+  auto again = va::prune(db, 1, 0.01);
+  EXPECT_FALSE(again.written);
+  EXPECT_EQ(again.kept, 3u);
+  EXPECT_EQ(again.dropped, 0u);
+}
