@@ -14,6 +14,7 @@
 #include <clang/Frontend/CompilerInstance.h>
 #include <clang/Lex/Lexer.h>
 #include <clang/Tooling/Core/Replacement.h>
+#include <llvm/ADT/StringSet.h>
 
 #include <algorithm>
 #include <iostream>
@@ -49,6 +50,11 @@ struct Site {
 // Everything one rewrite collects before it touches the database.
 struct State {
   std::unordered_map<std::string, std::int64_t> planned; // usr -> function id
+  // A final plan (`vprof loop`'s pruned plan, reasons "final:..."): calls of the program's
+  // own functions that the plan dropped are not timed either (their time stays in the
+  // caller's body); calls of outside functions and dispatching calls still are.
+  bool final_plan = false;
+  std::unordered_set<std::string> dropped; // usrs of defined functions not in a final plan
   std::vector<FnRef> fns;
   std::vector<Site> sites;
   std::vector<Diagnostic> skipped;
@@ -217,15 +223,27 @@ private:
     return def && sm_.isInSystemHeader(sm_.getExpansionLoc(def->getLocation()));
   }
 
-  // The C library's clock reads (a vDSO call of ~20 ns that never blocks): a probe pair
-  // costs more than the call, and spin loops on the clock would fill the trace.
-  bool clock_read(const FunctionDecl *callee) const {
+  // C library calls not worth a call-site probe (docs/instrumenter.md):
+  // - the clock reads, a vDSO call of ~20 ns that never blocks: a probe pair costs more
+  //   than the call, and spin loops on the clock would fill the trace;
+  // - the synchronization calls the runtime interposes: their blocking part is recorded
+  //   as a wait (with its wake-up edge) under the caller, the rest is a few ns.
+  bool libc_untimed(const FunctionDecl *callee) const {
     const IdentifierInfo *ii = callee->getIdentifier();
     if (!ii || !callee->getDeclContext()->getRedeclContext()->isTranslationUnit() ||
         !sm_.isInSystemHeader(sm_.getExpansionLoc(callee->getLocation())))
       return false;
-    StringRef n = ii->getName();
-    return n == "clock_gettime" || n == "gettimeofday" || n == "time" || n == "clock";
+    static const llvm::StringSet<> names = {
+        "clock_gettime", "gettimeofday", "time", "clock",
+        "pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
+        "pthread_mutex_clocklock", "pthread_mutex_unlock", "pthread_cond_wait",
+        "pthread_cond_timedwait", "pthread_cond_clockwait", "pthread_cond_signal",
+        "pthread_cond_broadcast", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
+        "pthread_rwlock_tryrdlock", "pthread_rwlock_trywrlock", "pthread_rwlock_timedrdlock",
+        "pthread_rwlock_timedwrlock", "pthread_rwlock_clockrdlock", "pthread_rwlock_clockwrlock",
+        "pthread_rwlock_unlock", "sem_wait", "sem_trywait", "sem_timedwait", "sem_clockwait",
+        "sem_post"};
+    return names.contains(ii->getName());
   }
 
   template <class F> bool guarded(const char *reason, F &&f) {
@@ -262,8 +280,13 @@ private:
       // loop) still appears as a wait: the runtime interposes the pthread calls they make.
       // Out-of-line library functions (fsync, malloc, pthread_*) have no body here and
       // keep their call-site probes.
-      if (defined_in_system_header(callee) || clock_read(callee))
+      if (defined_in_system_header(callee) || libc_untimed(callee))
         return;
+      if (st_.final_plan && st_.dropped.count(usr_of(callee))) {
+        const auto *m = dyn_cast<CXXMethodDecl>(callee);
+        if (!m || !m->isVirtual())
+          return;
+      }
     }
     if (auto *oc = dyn_cast<CXXOperatorCallExpr>(e)) {
       if (!callee || oc->getOperator() == OO_Arrow)
@@ -769,6 +792,16 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
     q.bind(1, iteration);
     while (q.step())
       st.planned[q.text(0)] = q.int64(1);
+    auto fin = db.prepare("SELECT 1 FROM plans WHERE iteration = ? AND reason LIKE 'final:%' LIMIT 1");
+    fin.bind(1, iteration);
+    st.final_plan = fin.step();
+    if (st.final_plan) {
+      auto d = db.prepare("SELECT usr FROM functions WHERE defined = 1 AND id NOT IN "
+                          "(SELECT function FROM plans WHERE iteration = ?)");
+      d.bind(1, iteration);
+      while (d.step())
+        st.dropped.insert(d.text(0));
+    }
   } catch (const std::exception &e) {
     res.error = e.what();
     return res;
