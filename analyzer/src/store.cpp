@@ -384,25 +384,52 @@ PruneResult prune(ws::Database &db, int iteration, double threshold) {
       return 0;
     }
   };
-  // places and waits of the latest run of every iteration up to this one: a run where
-  // one outlier dominates Var(L) must not drop what the others showed to matter
+  // Places and waits of the latest run of every iteration up to this one: a run where one
+  // outlier dominates Var(L) must not drop what the others showed to matter. A function's
+  // own place counts only from runs whose plan held all its defined callees (before that
+  // its "self time" was its whole time: the frontier of the plan, not its own work), and
+  // from the last run, whose frontier is the loop's answer.
+  auto callees = db.prepare("SELECT DISTINCT c.callee FROM calls c JOIN functions d ON d.id = "
+                            "c.callee WHERE c.caller = ? AND d.defined = 1");
+  auto in_plan = db.prepare("SELECT 1 FROM plans WHERE iteration = ? AND function = ?");
+  auto self_time = [&](int it, std::int64_t f) {
+    callees.reset();
+    callees.bind(1, f);
+    std::vector<std::int64_t> cs;
+    while (callees.step())
+      cs.push_back(callees.int64(0));
+    for (auto c : cs) {
+      in_plan.reset();
+      in_plan.bind(1, it).bind(2, c);
+      if (!in_plan.step())
+        return false;
+    }
+    return true;
+  };
   auto st = db.prepare(
-      "SELECT key FROM places WHERE label = '' AND (ABS(contribution) >= ?1 OR ABS(share) >= ?1) "
-      "AND run IN (SELECT MAX(id) FROM analysis_runs WHERE iteration <= ?2 GROUP BY iteration) "
-      "UNION SELECT key FROM waits WHERE label = '' AND (ABS(contribution) >= ?1 OR "
-      "ABS(share) >= ?1) AND run IN (SELECT MAX(id) FROM analysis_runs WHERE iteration <= ?2 "
-      "GROUP BY iteration)");
+      "SELECT p.key, r.iteration FROM places p JOIN analysis_runs r ON r.id = p.run WHERE "
+      "p.label = '' AND (ABS(p.contribution) >= ?1 OR ABS(p.share) >= ?1) AND p.run IN "
+      "(SELECT MAX(id) FROM analysis_runs WHERE iteration <= ?2 GROUP BY iteration) "
+      "UNION SELECT w.key, r.iteration FROM waits w JOIN analysis_runs r ON r.id = w.run WHERE "
+      "w.label = '' AND (ABS(w.contribution) >= ?1 OR ABS(w.share) >= ?1) AND w.run IN "
+      "(SELECT MAX(id) FROM analysis_runs WHERE iteration <= ?2 GROUP BY iteration)");
   st.bind(1, threshold).bind(2, iteration);
-  while (st.step()) {
-    std::string key = st.text(0);
+  std::vector<std::pair<std::string, int>> hits;
+  while (st.step())
+    hits.push_back({st.text(0), static_cast<int>(st.int64(1))});
+  for (const auto &[key, it] : hits) {
     if (key.rfind("s:", 0) == 0) {
       site_fn.reset();
       site_fn.bind(1, number_after(key, ':'));
       if (site_fn.step())
         keep.insert(site_fn.int64(0));
-    } else if (key.rfind("f:", 0) == 0 || key.rfind("x:", 0) == 0 || key.rfind("w:", 0) == 0) {
-      // f:<id>, x:<callee>@<caller id>, w:<kind>@f:<id> (the function that waited)
-      keep.insert(number_after(key, key[0] == 'f' ? ':' : (key[0] == 'x' ? '@' : ':')));
+    } else if (key.rfind("f:", 0) == 0) {
+      std::int64_t f = number_after(key, ':');
+      if (it == iteration || self_time(it, f))
+        keep.insert(f);
+    } else if (key.rfind("x:", 0) == 0 || key.rfind("w:", 0) == 0) {
+      // x:<callee>@<caller id>, w:<kind>@f:<id> (the function that waited)
+      keep.insert(number_after(key, key[0] == 'x' ? '@' : ':'));
     }
   }
   std::vector<std::pair<std::int64_t, std::string>> kept;

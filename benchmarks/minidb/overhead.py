@@ -6,8 +6,8 @@ Steps: a fresh vprof project for minidb in a temporary folder, `vprof init` + `v
 to get the final plan; minidb built twice from the same sources and flags, plainly and
 through vprof-c++ with that plan (annotations and runtime on, tracing to a temp dir); then
 interleaved runs of both builds (plain, instrumented, plain, …) for each configuration,
-reporting the medians of throughput and p99 latency, their ratio, and a bootstrap 95 %
-interval of the ratio of medians.
+reporting the medians of throughput and p99 latency, the median of the per-pair ratios
+with a bootstrap 95 % interval, and the trace records per transaction.
 
     benchmarks/minidb/overhead.py [--build-dir build] [--reps 9] [--out FILE.md]
 
@@ -57,16 +57,13 @@ def run_minidb(binary, flags, trace_dir):
     return float(kv["tps"]), float(kv["p99_us"])
 
 
-def ratio_ci(a, b, n=2000, seed=1):
-    """Bootstrap 95 % interval of median(b) / median(a)."""
+def paired_ratio(a, b, n=2000, seed=1):
+    """Median of the per-pair ratios b[i] / a[i] (run i of each build, back to back, so
+    both saw the same machine state) and its bootstrap 95 % interval over the pairs."""
+    ratios = [y / x for x, y in zip(a, b)]
     rng = random.Random(seed)
-    rs = []
-    for _ in range(n):
-        ra = [rng.choice(a) for _ in a]
-        rb = [rng.choice(b) for _ in b]
-        rs.append(statistics.median(rb) / statistics.median(ra))
-    rs.sort()
-    return rs[int(0.025 * n)], rs[int(0.975 * n) - 1]
+    rs = sorted(statistics.median([rng.choice(ratios) for _ in ratios]) for _ in range(n))
+    return statistics.median(ratios), rs[int(0.025 * n)], rs[int(0.975 * n) - 1]
 
 
 def main():
@@ -92,6 +89,8 @@ def main():
             sys.exit(f"overhead: {e}")
         db = vprof_project.workspace_db(proj)
         planned = sh(["sqlite3", str(db), f"SELECT COUNT(*) FROM plans WHERE iteration = {it}"]).stdout.strip()
+        names = sh(["sqlite3", str(db), "SELECT f.name FROM plans p JOIN functions f ON "
+                    f"f.id = p.function WHERE p.iteration = {it} ORDER BY f.name"]).stdout.split()
         sites = sh(["sqlite3", str(db), "SELECT COUNT(*) FROM sites"]).stdout.strip()
 
         try:
@@ -111,23 +110,28 @@ def main():
                 t, p = run_minidb(instr_bin, flags, tmp / "trace-instr")
                 i_tps.append(t)
                 i_p99.append(p)
-            rows.append((name, p_tps, i_tps, p_p99, i_p99))
+            # records per transaction of the last instrumented run
+            dump = subprocess.run([str(vprof), "dump", str(tmp / "trace-instr")],
+                                  capture_output=True, text=True)
+            records = sum(1 for l in dump.stdout.splitlines() if l and not l.startswith("#"))
+            rows.append((name, p_tps, i_tps, p_p99, i_p99, records / 3000))
 
     date = datetime.date.today().isoformat()
     lines = [f"Final plan: iteration {it}, {planned} functions planned, {sites} sites; "
              f"{args.reps} interleaved runs of each build per configuration, 3000 transactions "
-             f"each; medians; change = instrumented / plain - 1 with a bootstrap 95 % interval. "
+             f"each; medians; change = the median of the per-pair ratios instrumented / plain "
+             f"- 1 (each pair run back to back) with a bootstrap 95 % interval over the pairs. "
              f"{date}, `benchmarks/minidb/overhead.py --reps {args.reps}`.", "",
-             "| configuration | tps plain | tps vprof | tps change | p99 plain (us) | p99 vprof (us) | p99 change |",
-             "|---|---:|---:|---:|---:|---:|---:|"]
-    for name, p_tps, i_tps, p_p99, i_p99 in rows:
+             f"Planned: {', '.join(f'`{n}`' for n in names)}.", "",
+             "| configuration | tps plain | tps vprof | tps change | p99 plain (us) | p99 vprof (us) | p99 change | records / txn |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|"]
+    for name, p_tps, i_tps, p_p99, i_p99, per_txn in rows:
         def change(a, b):
-            lo, hi = ratio_ci(a, b)
-            r = statistics.median(b) / statistics.median(a)
+            r, lo, hi = paired_ratio(a, b)
             return f"{100 * (r - 1):+.1f}% [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]"
         lines.append(f"| {name} | {statistics.median(p_tps):.0f} | {statistics.median(i_tps):.0f} | "
                      f"{change(p_tps, i_tps)} | {statistics.median(p_p99):.0f} | "
-                     f"{statistics.median(i_p99):.0f} | {change(p_p99, i_p99)} |")
+                     f"{statistics.median(i_p99):.0f} | {change(p_p99, i_p99)} | {per_txn:.0f} |")
     text = "\n".join(lines) + "\n"
     print(text)
     if args.out:

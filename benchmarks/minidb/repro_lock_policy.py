@@ -150,7 +150,8 @@ def write_png(results, path):
 
 def profile_policies(args, exe, extra) -> str:
     """Runs `vprof loop` on minidb once per policy and returns a markdown table of each
-    policy's final top factors (share of Var(L) with its bootstrap interval)."""
+    policy's final answer: its top waits (with the waker's work they stand for) and its top
+    places, as contributions to Var(L) (docs/statistics.md, "Places")."""
     import tempfile
 
     import vprof_project
@@ -158,19 +159,26 @@ def profile_policies(args, exe, extra) -> str:
     vprof = args.vprof or pathlib.Path(exe).resolve().parents[2] / "driver" / "vprof"
     if not pathlib.Path(vprof).exists():
         raise RuntimeError(f"{vprof}: no vprof driver; pass --vprof")
-    rows = ["", "### Where the variance comes from, per policy (`vprof loop`)", "",
-            "| policy | iterations | rank | factor | share of Var(L) | 95 % CI |",
-            "|---|---:|---:|---|---:|---|"]
+    rows = ["", "### Where the variance comes from, per policy (`vprof loop`, final plan)", "",
+            "| policy | runs | what | rank | name | contrib to Var(L) | largest part |",
+            "|---|---:|---|---:|---|---:|---|"]
     for pol in POLICIES:
         print(f"profiling {pol} with vprof loop", file=sys.stderr)
         with tempfile.TemporaryDirectory(prefix=f"vprof-repro-{pol}-") as tmp:
             it, report = vprof_project.profile(
                 vprof, tmp, ["--lock-policy", pol, "--seed", str(args.seed), *extra])
-        factors = report["groups"][0]["factors"][:3]
-        for rank, f in enumerate(factors, 1):
-            lo, hi = f.get("share_ci", [f["share"], f["share"]])
-            rows.append(f"| {pol} | {it + 1} | {rank} | `{f['name']}` | {100 * f['share']:.1f} % "
-                        f"| [{100 * lo:.1f}, {100 * hi:.1f}] |")
+        group = report["groups"][0]
+        for rank, w in enumerate(group.get("waits", [])[:2], 1):
+            rows.append(f"| {pol} | {it + 1} | wait | {rank} | `{w['name']}` | "
+                        f"{100 * w['contribution']:.1f} % | |")
+        for rank, p in enumerate(group.get("places", [])[:3], 1):
+            via = max(p.get("via", []), key=lambda v: v["contribution"], default=None)
+            part = ""
+            if via is not None:
+                part = (f"waker of `{via['wait']}`" if via["wait"] else "own path") + \
+                    f" {100 * via['contribution']:.1f} %"
+            rows.append(f"| {pol} | {it + 1} | place | {rank} | `{p['name']}` | "
+                        f"{100 * p['contribution']:.1f} % | {part} |")
     return "\n".join(rows) + "\n"
 
 
@@ -188,7 +196,7 @@ def main() -> int:
                     help="where lock_policy.md and the plot go (default: .)")
     ap.add_argument("--svg", action="store_true", help="write SVG even if matplotlib exists")
     ap.add_argument("--profile", action="store_true",
-                    help="also profile both policies with `vprof loop` and add their top factors")
+                    help="also profile both policies with `vprof loop` and add their top waits and places")
     ap.add_argument("--vprof", type=pathlib.Path,
                     help="vprof driver for --profile (default: <build dir>/driver/vprof)")
     args = ap.parse_args(argv)

@@ -414,3 +414,26 @@ TEST(Prune, FinalPlanKeepsWhatCarriesVariance) {
   EXPECT_EQ(again.kept, 3u);
   EXPECT_EQ(again.dropped, 0u);
 }
+
+// A function on the frontier of the plan (a defined callee not planned) has its whole
+// time as its "self time": its own place keeps it in the final plan only from the last
+// run (the loop's answer), not from earlier runs.
+TEST(Prune, FrontierFunctionsCountOnlyInTheLastRun) {
+  auto dir = fresh_dir("prune-frontier");
+  vprof::ws::Database db(dir / "vprof.db");
+  condvar_workspace(db);
+  db.exec("INSERT INTO plans VALUES (0,10,'expand:x'),(0,11,'expand:x');"); // spin (12) not
+  va::store(db, va::analyze(condvar_trace(dir / "a", true), &db, {}), 0);
+  auto last = va::prune(db, 0, 0.01); // iteration 0 is the last run: compute is its answer
+  ASSERT_TRUE(last.written);
+  EXPECT_EQ(plan(db, 1), (std::vector<std::int64_t>{1, 2, 11}));
+  // Instead, a later iteration planned spin, and its run no longer shows compute (here: a
+  // trace without the waker's frames): compute's frontier time of run 0 does not count.
+  db.exec("DELETE FROM plans WHERE iteration = 1;"
+          "INSERT INTO plans VALUES (1,1,'root'),(1,2,'depth'),(1,10,'x'),(1,11,'x'),(1,12,'x');");
+  va::store(db, va::analyze(condvar_trace(dir / "b", false), &db, {}), 1);
+  auto pr = va::prune(db, 1, 0.01);
+  ASSERT_TRUE(pr.written);
+  EXPECT_EQ(plan(db, 2), (std::vector<std::int64_t>{1, 2}));
+  EXPECT_EQ(pr.dropped, 3u);
+}
