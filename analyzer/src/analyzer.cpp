@@ -527,10 +527,24 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         auto name_of = [&](const Col &cc) {
           return cc.body ? "body(" + res.nodes[cc.node].name + ")" : res.nodes[cc.node].name;
         };
+        // the waker's work: say whose wait it fills (the same function appears on the
+        // interval's own path too)
+        auto context_of = [&](int node) {
+          return via_of[node] >= 0 ? "  (waker of " + place_name[via_of[node]] + ")" : std::string();
+        };
+        // A call site whose one child is the callee's body: Var of the body is the call's
+        // variance less the probe gap between them, the same factor twice; the call site's
+        // term (one level up, with its position) stands for both.
+        const bool call_with_body = k == 1 && res.nodes[nd].kind == Node::Kind::Site &&
+                                    res.nodes[ch[0]].kind == Node::Kind::Site &&
+                                    res.nodes[nd].function != 0 &&
+                                    res.nodes[ch[0]].function == res.nodes[nd].function &&
+                                    facts.sites.count(res.nodes[ch[0]].site) &&
+                                    facts.sites.at(res.nodes[ch[0]].site).kind == "body";
         for (Eigen::Index i = 0; i <= k; ++i)
           for (Eigen::Index j = i; j <= k; ++j) {
             double term = i == j ? Cov(i, i) : 2 * Cov(i, j);
-            if (term == 0)
+            if (term == 0 || (call_with_body && i == 0 && j == 0))
               continue;
             Factor f;
             f.parent = nd;
@@ -539,7 +553,7 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
             if (i == j) {
               f.kind = Factor::Kind::Variance;
               f.key = "var:" + key_of(cols[i]);
-              f.name = "Var " + name_of(cols[i]);
+              f.name = "Var " + name_of(cols[i]) + context_of(f.a);
               f.specificity = spec_of(f.a, f.a_body);
               f.leaf = is_leaf(f.a, f.a_body);
             } else {
@@ -547,7 +561,7 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
               f.b = cols[j].node;
               f.b_body = cols[j].body;
               f.key = "cov:" + key_of(cols[i]) + "|" + key_of(cols[j]);
-              f.name = "Cov " + name_of(cols[i]) + ", " + name_of(cols[j]);
+              f.name = "Cov " + name_of(cols[i]) + ", " + name_of(cols[j]) + context_of(f.a);
               f.specificity = std::min(spec_of(f.a, f.a_body), spec_of(f.b, f.b_body));
               f.leaf = is_leaf(f.a, f.a_body) && is_leaf(f.b, f.b_body);
             }
