@@ -50,9 +50,10 @@ struct Site {
 // Everything one rewrite collects before it touches the database.
 struct State {
   std::unordered_map<std::string, std::int64_t> planned; // usr -> function id
-  // A final plan (`vprof loop`'s pruned plan, reasons "final:..."): calls of the program's
-  // own functions that the plan dropped are not timed either (their time stays in the
-  // caller's body); calls of outside functions and dispatching calls still are.
+  // A final plan (`vprof loop`'s pruned plan, reasons "final:..."): direct calls of the
+  // program's own functions are not timed (a dropped callee's time stays in the caller's
+  // body, a planned one's body probe times it); calls of outside functions and virtual
+  // calls still are.
   bool final_plan = false;
   std::unordered_set<std::string> dropped; // usrs of defined functions not in a final plan
   std::vector<FnRef> fns;
@@ -282,9 +283,15 @@ private:
       // keep their call-site probes.
       if (defined_in_system_header(callee) || libc_untimed(callee))
         return;
-      if (st_.final_plan && st_.dropped.count(usr_of(callee))) {
+      // In a final plan the call of a program function is not timed either when the plan
+      // dropped the callee (its time stays in the caller's body) or when the callee is
+      // planned (its body probe times it; the call site would only repeat it, with the
+      // call's position, which the final report's places do not use). Virtual calls
+      // keep their probe: they name the dispatch, not one function.
+      if (st_.final_plan) {
+        std::string u = usr_of(callee);
         const auto *m = dyn_cast<CXXMethodDecl>(callee);
-        if (!m || !m->isVirtual())
+        if ((st_.dropped.count(u) || st_.planned.count(u)) && (!m || !m->isVirtual()))
           return;
       }
     }

@@ -226,3 +226,31 @@ TEST(Scan, GccOnlyFlagsDoNotStopTheParse) {
 }
 
 } // namespace
+
+// A final plan (reasons "final:...", written by `vprof loop`'s prune) times no direct call
+// of the program's own functions: a planned callee's body probe times it, a dropped one's
+// time stays in the caller. Calls of outside functions keep their probes; a plan that is
+// not final keeps every call-site probe.
+TEST(Rewriter, FinalPlanTimesOnlyOutsideCalls) {
+  Fixture fx("/virtual/f.c", "int printf(const char *, ...);\n"
+                             "int leaf(int x) { return x + 1; }\n"
+                             "int kept(int x) { return leaf(x) * 2; }\n"
+                             "int top(int x) {\n  printf(\"%d\", x);\n  return kept(x) + leaf(x);\n}\n");
+  fx.scan();
+  instr::PlanOptions po;
+  po.roots = {"top"};
+  po.depth = 1;
+  ASSERT_GE(instr::plan(fx.db, po), 3); // top, kept, leaf
+  auto normal = fx.rewrite(0);
+  ASSERT_TRUE(normal.ok) << normal.error;
+  EXPECT_EQ(normal.call_sites, 4) << normal.output; // printf, kept, leaf in top; leaf in kept
+  fx.db.exec("INSERT INTO plans(iteration, function, reason) SELECT 1, p.function, "
+             "'final:' || p.reason FROM plans p JOIN functions f ON f.id = p.function "
+             "WHERE p.iteration = 0 AND f.name IN ('top', 'kept')");
+  auto fin = fx.rewrite(1);
+  ASSERT_TRUE(fin.ok) << fin.error;
+  EXPECT_EQ(fin.body_sites, 2);
+  EXPECT_EQ(fin.call_sites, 1) << fin.output; // only printf
+  EXPECT_NE(fin.output.find("return kept(x) + leaf(x);"), std::string::npos) << fin.output;
+  EXPECT_NE(fin.output.find("VPROF_PROBE_SCOPE"), std::string::npos);
+}
