@@ -31,6 +31,7 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 CONFIGS = (
     ("default (fsync on, 100 us page misses)", []),
+    ("demo's workload (1 warehouse, fsync off)", ["--warehouses", "1", "--fsync", "off"]),
     ("CPU-bound (fsync off, no I/O delay)", ["--fsync", "off", "--io-us", "0"]),
 )
 SUMMARY = re.compile(r"^minidb: (.*)$", re.M)
