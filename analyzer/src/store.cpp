@@ -144,6 +144,14 @@ std::int64_t latest_run(ws::Database &db, int iteration) {
   return st.step() ? st.int64(0) : -1;
 }
 
+// The latest run of `iteration`, or AnalysisError when none was stored.
+std::int64_t require_run(ws::Database &db, int iteration) {
+  std::int64_t run = latest_run(db, iteration);
+  if (run < 0)
+    throw AnalysisError(db.path().string() + ": no analysis stored for iteration " +
+                        std::to_string(iteration) + " (run `vprof analyze` first)");
+  return run;
+}
 std::vector<std::string> top_keys(ws::Database &db, std::int64_t run, int k) {
   std::vector<std::string> keys;
   auto st = db.prepare("SELECT key FROM factors WHERE run = ? AND label = '' ORDER BY rank LIMIT ?");
@@ -159,10 +167,7 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
   ensure_tables(db);
   ExpandResult er;
   er.next_iteration = iteration + 1;
-  std::int64_t run = latest_run(db, iteration);
-  if (run < 0)
-    throw AnalysisError(db.path().string() + ": no analysis stored for iteration " +
-                        std::to_string(iteration) + " (run `vprof analyze` first)");
+  std::int64_t run = require_run(db, iteration);
   er.top_keys = top_keys(db, run, k);
   if (iteration > 0) {
     std::int64_t prev = latest_run(db, iteration - 1);
@@ -363,10 +368,7 @@ PruneResult prune(ws::Database &db, int iteration, double threshold) {
   ensure_tables(db);
   PruneResult pr;
   pr.next_iteration = iteration + 1;
-  std::int64_t run = latest_run(db, iteration);
-  if (run < 0)
-    throw AnalysisError(db.path().string() + ": no analysis stored for iteration " +
-                        std::to_string(iteration) + " (run `vprof analyze` first)");
+  require_run(db, iteration); // throws when the iteration was not analysed
   std::set<std::int64_t> keep;
   {
     auto st = db.prepare("SELECT id FROM functions WHERE annotated = 1");
