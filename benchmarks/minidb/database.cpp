@@ -3,6 +3,7 @@
 #include "minidb.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <ctime>
@@ -24,15 +25,52 @@ std::uint64_t now_ns() {
                            .count());
 }
 
-void cpu_work_us(double us) {
-  // Reads the clock through libc, not now_ns(): a user function called in this loop
-  // would put a probe in a tight loop once the profiler instruments cpu_work_us's callees.
+namespace {
+// Rounds of a xorshift step per microsecond of this CPU (calibrate_cpu_work).
+std::atomic<double> g_rounds_per_us{0};
+
+// n dependent xorshift steps: work the compiler can neither vectorize nor fold.
+std::uint64_t work_rounds(std::uint64_t n, std::uint64_t x) {
+  for (std::uint64_t i = 0; i < n; ++i) {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+  }
+  return x;
+}
+
+double thread_cpu_us() {
   timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  const long long end = ts.tv_sec * 1000000000ll + ts.tv_nsec + static_cast<long long>(us * 1e3);
-  do {
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-  } while (ts.tv_sec * 1000000000ll + ts.tv_nsec < end);
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return double(ts.tv_sec) * 1e6 + double(ts.tv_nsec) / 1e3;
+}
+} // namespace
+
+void calibrate_cpu_work() {
+  // In this thread's CPU time, so that a busy machine does not make the unit shorter.
+  std::uint64_t x = 0x9e3779b97f4a7c15ull, rounds = 0;
+  const double t0 = thread_cpu_us();
+  double t = t0;
+  while (t - t0 < 20000) { // 20 ms of CPU
+    x = work_rounds(1 << 16, x);
+    rounds += 1 << 16;
+    t = thread_cpu_us();
+  }
+  __asm__ __volatile__("" : : "r"(x));
+  g_rounds_per_us.store(double(rounds) / (t - t0), std::memory_order_relaxed);
+}
+
+void cpu_work_us(double us) {
+  // A fixed amount of computation (not a spin on the clock): like real row processing it
+  // takes longer when the thread is preempted or slowed, and it has no call in its loop
+  // for a profiler to probe.
+  double rate = g_rounds_per_us.load(std::memory_order_relaxed);
+  if (rate == 0) {
+    calibrate_cpu_work();
+    rate = g_rounds_per_us.load(std::memory_order_relaxed);
+  }
+  std::uint64_t x = work_rounds(static_cast<std::uint64_t>(us * rate), 0x2545f4914f6cdd1dull);
+  __asm__ __volatile__("" : : "r"(x));
 }
 
 std::uint64_t Rng::next() {

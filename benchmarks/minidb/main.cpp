@@ -298,6 +298,7 @@ static int run(const Options &o) {
     // The workload is fixed by the seed: every parameter is drawn before the run.
     std::vector<std::unique_ptr<Txn>> txns;
     txns.reserve(std::size_t(o.txns));
+    calibrate_cpu_work(); // before the workers and the clock start
     Rng rng(o.seed);
     for (int i = 0; i < o.txns; ++i) {
       txns.push_back(std::make_unique<Txn>());

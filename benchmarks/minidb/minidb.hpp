@@ -17,8 +17,11 @@ namespace minidb {
 
 // Monotonic nanoseconds.
 std::uint64_t now_ns();
-// Busy CPU work of `us` microseconds (row processing, parsing): a bounded, real cost.
+// CPU work of `us` microseconds of this machine's CPU time (row processing, parsing): a
+// fixed amount of computation, calibrated once by calibrate_cpu_work() (main calls it
+// before the workers start; cpu_work_us calibrates on first use otherwise).
 void cpu_work_us(double us);
+void calibrate_cpu_work();
 
 // Deterministic RNG (splitmix64).
 class Rng {
