@@ -67,9 +67,9 @@ struct SiteInfo {
   std::int64_t function = 0, callee = 0;
   int height = -1;
   bool has_callees = false;
-  bool external = false; // a call site whose callee has no body in the program
-  bool dispatch = false;  // a virtual or indirect call (several possible targets)
-  std::int64_t caller = 0;          // the function the site is in
+  bool external = false;   // a call site whose callee has no body in the program
+  bool dispatch = false;   // a virtual or indirect call (several possible targets)
+  std::int64_t caller = 0; // the function the site is in
   std::string caller_name, callee_name;
 };
 
@@ -229,7 +229,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     res.warnings.push_back(std::to_string(eo.clock_regressions) +
                            " records earlier than their predecessor (clamped)");
   if (eo.unmatched_exits)
-    res.warnings.push_back(std::to_string(eo.unmatched_exits) + " probe exits without an open frame");
+    res.warnings.push_back(std::to_string(eo.unmatched_exits) +
+                           " probe exits without an open frame");
 
   // ---- nodes -------------------------------------------------------------------
   DbFacts facts = read_db(db, eo.nodes);
@@ -385,7 +386,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
       name = n.name + " in " + (encl_name[n.parent].empty() ? "(interval)" : encl_name[n.parent]);
     } else {
       auto it = facts.sites.find(n.site);
-      const SiteInfo *si = it == facts.sites.end() || it->second.kind.empty() ? nullptr : &it->second;
+      const SiteInfo *si =
+          it == facts.sites.end() || it->second.kind.empty() ? nullptr : &it->second;
       if (!si) {
         key = "s:" + std::to_string(n.site);
         name = n.name;
@@ -418,7 +420,7 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
   std::vector<int> via_of(N, -1);
   for (std::size_t i = 1; i < N; ++i) {
     int p = res.nodes[i].parent;
-    via_of[i] = via_of[p] >= 0                            ? via_of[p]
+    via_of[i] = via_of[p] >= 0                          ? via_of[p]
                 : res.nodes[p].kind == Node::Kind::Wait ? place_of[p]
                                                         : -1;
   }
@@ -530,7 +532,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         // the waker's work: say whose wait it fills (the same function appears on the
         // interval's own path too)
         auto context_of = [&](int node) {
-          return via_of[node] >= 0 ? "  (waker of " + place_name[via_of[node]] + ")" : std::string();
+          return via_of[node] >= 0 ? "  (waker of " + place_name[via_of[node]] + ")"
+                                   : std::string();
         };
         // A call site whose one child is the callee's body: Var of the body is the call's
         // variance less the probe gap between them, the same factor twice; the call site's
@@ -600,7 +603,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
           continue;
         X.col(gplace[p]) += S.col(c);
         ++contexts[gplace[p]];
-        auto [it, fresh] = route_col.try_emplace({gplace[p], via_of[nd]}, static_cast<int>(routes.size()));
+        auto [it, fresh] =
+            route_col.try_emplace({gplace[p], via_of[nd]}, static_cast<int>(routes.size()));
         if (fresh) {
           routes.push_back({gplace[p], via_of[nd]});
           route_spec.push_back(spec[nd]);
@@ -616,7 +620,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
       std::vector<std::vector<std::pair<double, int>>> by_place(plist.size()); // (contrib, route)
       for (std::size_t r = 0; r < routes.size(); ++r) {
         VectorXd x = R.col(static_cast<Eigen::Index>(r));
-        by_place[routes[r].first].push_back({varL > 0 ? cov_of(x, L) / varL : 0, static_cast<int>(r)});
+        by_place[routes[r].first].push_back(
+            {varL > 0 ? cov_of(x, L) / varL : 0, static_cast<int>(r)});
       }
       for (Eigen::Index q = 0; q < P; ++q) {
         int p = plist[q];
@@ -725,7 +730,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     // number of samples is reduced, never below 50 (reported in the warnings).
     int samples = opt.bootstrap_samples;
     if (samples > 50 && static_cast<double>(samples) * nci * static_cast<double>(I) > 4e8) {
-      samples = std::max(50, static_cast<int>(4e8 / (static_cast<double>(nci) * static_cast<double>(I))));
+      samples =
+          std::max(50, static_cast<int>(4e8 / (static_cast<double>(nci) * static_cast<double>(I))));
       res.warnings.push_back("group '" + gr.label + "': bootstrap reduced to " +
                              std::to_string(samples) + " samples (" + std::to_string(I) +
                              " intervals)");
@@ -734,7 +740,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
       std::vector<std::pair<VectorXd, VectorXd>> xs;
       for (int r = 0; r < nci; ++r) {
         const auto &fc = factor_cols[order[r]];
-        xs.push_back({column(fc.first), fc.second.node >= 0 ? column(fc.second) : column(fc.first)});
+        xs.push_back(
+            {column(fc.first), fc.second.node >= 0 ? column(fc.second) : column(fc.first)});
       }
       std::vector<std::vector<double>> shares(nci);
       std::uniform_int_distribution<Eigen::Index> pick(0, I - 1);

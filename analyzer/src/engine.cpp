@@ -7,9 +7,9 @@
 
 #include <algorithm>
 #include <deque>
+#include <map>
 #include <queue>
 #include <set>
-#include <map>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -141,7 +141,8 @@ struct Thread {
 
   std::uint32_t cur() const { return stack.empty() ? 0 : stack.back().node; }
   std::int64_t time_of(std::size_t i) const {
-    return off + static_cast<std::int64_t>((vprof_record_ticks(&recs[i]) - base) & VPROF_TICKS_MASK);
+    return off +
+           static_cast<std::int64_t>((vprof_record_ticks(&recs[i]) - base) & VPROF_TICKS_MASK);
   }
 };
 
@@ -153,8 +154,8 @@ struct ObjKey {
 };
 struct ObjKeyHash {
   std::size_t operator()(const ObjKey &k) const {
-    std::uint64_t h = k.a * 0x9e3779b97f4a7c15ull ^ (k.b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full ^
-                      (k.c << 1);
+    std::uint64_t h = k.a * 0x9e3779b97f4a7c15ull ^
+                      (k.b + 0x632be59bd9b4e019ull) * 0xc2b2ae3d27d4eb4full ^ (k.c << 1);
     return static_cast<std::size_t>(h ^ (h >> 29));
   }
 };
@@ -284,7 +285,8 @@ private:
     if (!th.started) {
       th.started = true;
       th.t0 = th.last_t = t;
-      while (th.trunc_cursor < trunc_base_ + truncs_.size() && truncs_[th.trunc_cursor - trunc_base_] <= t)
+      while (th.trunc_cursor < trunc_base_ + truncs_.size() &&
+             truncs_[th.trunc_cursor - trunc_base_] <= t)
         ++th.trunc_cursor;
       return;
     }
@@ -624,7 +626,8 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
             ++out_.inexact_splits;
             std::int64_t len = dhi - a, total = c.tle - c.t0, given = 0;
             for (std::uint32_t k = 0; k < c.dcount && total > 0; ++k) {
-              auto v = static_cast<std::int64_t>(static_cast<__int128>(T.deltas[d0 + k].dt) * len / total);
+              auto v = static_cast<std::int64_t>(static_cast<__int128>(T.deltas[d0 + k].dt) * len /
+                                                 total);
               attribute(compose(it.prefix, T.deltas[d0 + k].node), v);
               given += v;
             }
@@ -725,16 +728,32 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     releases_[obj_key(th, cat, arg)].add(ti, t);
   };
   switch (kind) {
-  case VPROF_REC_LOCK_WAIT: begin_wait(th, t, kMutex); break;
-  case VPROF_REC_LOCK_ACQUIRE: acquire(kCatLock, kMutex, true); break;
-  case VPROF_REC_LOCK_RELEASE: release(kCatLock); break;
+  case VPROF_REC_LOCK_WAIT:
+    begin_wait(th, t, kMutex);
+    break;
+  case VPROF_REC_LOCK_ACQUIRE:
+    acquire(kCatLock, kMutex, true);
+    break;
+  case VPROF_REC_LOCK_RELEASE:
+    release(kCatLock);
+    break;
   case VPROF_REC_RWLOCK_WAIT_RD:
-  case VPROF_REC_RWLOCK_WAIT_WR: begin_wait(th, t, kRwlock); break;
+  case VPROF_REC_RWLOCK_WAIT_WR:
+    begin_wait(th, t, kRwlock);
+    break;
   case VPROF_REC_RWLOCK_ACQUIRE_RD:
-  case VPROF_REC_RWLOCK_ACQUIRE_WR: acquire(kCatRw, kRwlock, true); break;
-  case VPROF_REC_RWLOCK_RELEASE: release(kCatRw); break;
-  case VPROF_REC_COND_WAIT_BEGIN: begin_wait(th, t, kCond); break;
-  case VPROF_REC_COND_WAIT_END: acquire(kCatCond, kCond, true); break;
+  case VPROF_REC_RWLOCK_ACQUIRE_WR:
+    acquire(kCatRw, kRwlock, true);
+    break;
+  case VPROF_REC_RWLOCK_RELEASE:
+    release(kCatRw);
+    break;
+  case VPROF_REC_COND_WAIT_BEGIN:
+    begin_wait(th, t, kCond);
+    break;
+  case VPROF_REC_COND_WAIT_END:
+    acquire(kCatCond, kCond, true);
+    break;
   case VPROF_REC_COND_WAIT_TIMEOUT:
     if (th.waiting) {
       advance(th, t);
@@ -744,13 +763,27 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     }
     break;
   case VPROF_REC_COND_SIGNAL:
-  case VPROF_REC_COND_BROADCAST: release(kCatCond); break;
-  case VPROF_REC_SEM_WAIT: begin_wait(th, t, kSem); break;
-  case VPROF_REC_SEM_ACQUIRE: acquire(kCatSem, kSem, true); break;
-  case VPROF_REC_SEM_POST: release(kCatSem); break;
-  case VPROF_REC_WAIT_BEGIN: begin_wait(th, t, kCustom); break;
-  case VPROF_REC_WAIT_END: acquire(kCatCustom, kCustom, false); break;
-  case VPROF_REC_WAKE: release(kCatCustom); break;
+  case VPROF_REC_COND_BROADCAST:
+    release(kCatCond);
+    break;
+  case VPROF_REC_SEM_WAIT:
+    begin_wait(th, t, kSem);
+    break;
+  case VPROF_REC_SEM_ACQUIRE:
+    acquire(kCatSem, kSem, true);
+    break;
+  case VPROF_REC_SEM_POST:
+    release(kCatSem);
+    break;
+  case VPROF_REC_WAIT_BEGIN:
+    begin_wait(th, t, kCustom);
+    break;
+  case VPROF_REC_WAIT_END:
+    acquire(kCatCustom, kCustom, false);
+    break;
+  case VPROF_REC_WAKE:
+    release(kCatCustom);
+    break;
   case VPROF_REC_HANDOFF_SEND: {
     if (th.waiting)
       end_wait(th, t, -1, 0);
@@ -847,7 +880,8 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     }
     break;
   }
-  default: break;
+  default:
+    break;
   }
   if (++syncs_since_prune_ >= 4096)
     prune(t);
@@ -861,7 +895,8 @@ void Engine::prune(std::int64_t now) {
   for (auto &th : threads_) {
     while (!th.chunks.empty() && th.chunks.front().t1 < low)
       th.chunks.pop_front();
-    std::uint64_t keep = th.chunks.empty() ? th.delta_base + th.deltas.size() : th.chunks.front().dbegin;
+    std::uint64_t keep =
+        th.chunks.empty() ? th.delta_base + th.deltas.size() : th.chunks.front().dbegin;
     while (th.delta_base < keep && !th.deltas.empty()) {
       th.deltas.pop_front();
       ++th.delta_base;
@@ -902,7 +937,8 @@ EngineOutput Engine::run() {
     th.proc = tr_.process(th.pid);
     th.next_sync = next_sync(th, 0);
     out_.records += th.n;
-    heap.push({th.next_sync < th.n ? th.time_of(th.next_sync) : kInf, static_cast<std::int32_t>(i)});
+    heap.push(
+        {th.next_sync < th.n ? th.time_of(th.next_sync) : kInf, static_cast<std::int32_t>(i)});
   }
   for (const auto &p : tr_.processes())
     out_.dropped += p.dropped;

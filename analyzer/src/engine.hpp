@@ -15,7 +15,16 @@ inline constexpr std::uint64_t kLabelWaitBase = 1ull << 32;
 inline constexpr std::uint64_t kLabelUntracked = 3ull << 32;
 inline constexpr std::uint32_t kNoParent = 0xffffffffu;
 
-enum WaitKind : std::uint8_t { kMutex, kRwlock, kCond, kSem, kCustom, kHandoff, kQueue, kWaitKinds };
+enum WaitKind : std::uint8_t {
+  kMutex,
+  kRwlock,
+  kCond,
+  kSem,
+  kCustom,
+  kHandoff,
+  kQueue,
+  kWaitKinds
+};
 const char *wait_kind_name(unsigned k);
 
 struct NodeDef {
@@ -30,7 +39,7 @@ struct NodeTime {
 
 struct IntervalRec {
   std::uint64_t id;
-  std::uint32_t label;  // index into EngineOutput::labels (0 = unlabelled)
+  std::uint32_t label; // index into EngineOutput::labels (0 = unlabelled)
   std::uint32_t pid;
   std::int64_t begin, end; // run ticks
   std::uint64_t times_off;
@@ -44,13 +53,13 @@ struct EngineOutput {
   std::vector<std::string> labels{""};
   std::uint64_t records = 0;
   std::uint64_t dropped = 0;
-  std::uint64_t intervals_unfinished = 0;   // begun, never ended
+  std::uint64_t intervals_unfinished = 0;    // begun, never ended
   std::uint64_t intervals_unmatched_end = 0; // END without a known BEGIN
   std::uint64_t path_sum_mismatches = 0;     // L(s) != sum over the path (must stay 0)
   std::uint64_t inexact_splits = 0;          // chunk split by proration (should stay 0)
   std::uint64_t abandoned_frames = 0;        // closed by the depth rule (longjmp)
   std::uint64_t unmatched_exits = 0;
-  std::uint64_t clock_regressions = 0;       // a record earlier than its predecessor
+  std::uint64_t clock_regressions = 0; // a record earlier than its predecessor
   std::uint64_t wake_edges = 0;
   std::uint64_t peak_chunks = 0;
   double ticks_per_second = 1e9;

@@ -35,10 +35,14 @@ std::string pct(double x) { return fmt("%.1f%%", 100 * x); }
 
 const char *kind_text(Node::Kind k) {
   switch (k) {
-  case Node::Kind::Root: return "root";
-  case Node::Kind::Site: return "site";
-  case Node::Kind::Wait: return "wait";
-  case Node::Kind::Untracked: return "untracked";
+  case Node::Kind::Root:
+    return "root";
+  case Node::Kind::Site:
+    return "site";
+  case Node::Kind::Wait:
+    return "wait";
+  case Node::Kind::Untracked:
+    return "untracked";
   }
   return "root";
 }
@@ -56,7 +60,8 @@ std::string via_text(const Place &p) {
   for (const auto &[w, c] : p.via) {
     if (n == 3 || (n > 0 && std::abs(c) < 0.01))
       break;
-    out += std::string(n++ ? ", " : "") + (w.empty() ? "own path " : "waker of " + w + " ") + pct(c);
+    out +=
+        std::string(n++ ? ", " : "") + (w.empty() ? "own path " : "waker of " + w + " ") + pct(c);
   }
   return out;
 }
@@ -64,8 +69,8 @@ std::string via_text(const Place &p) {
 void render_group(std::string &out, const AnalysisResult &res, const GroupResult &g,
                   const RenderOptions &opt) {
   const auto &l = g.latency;
-  out += "== intervals: " + (g.label.empty() ? std::string("all") : g.label) + " (n=" +
-         std::to_string(l.count) + ") ==\n";
+  out += "== intervals: " + (g.label.empty() ? std::string("all") : g.label) +
+         " (n=" + std::to_string(l.count) + ") ==\n";
   out += "latency: mean " + human_ns(l.mean_ns) + "  sd " + human_ns(std::sqrt(l.var_ns2)) +
          "  cv " + fmt("%.3f", l.cv) + "  p50 " + human_ns(l.p50_ns) + "  p95 " +
          human_ns(l.p95_ns) + "  p99 " + human_ns(l.p99_ns) + "  max " + human_ns(l.max_ns) + "\n";
@@ -105,7 +110,8 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
         std::string child_prefix = prefix + (branch.empty() ? "" : (last ? "   " : "|  "));
         if (depth >= opt.max_depth && !kids[node].empty()) {
           line(child_prefix + "`- ",
-               "(" + std::to_string(subtree_size(node)) + " deeper nodes; see the JSON report)", 0, 0);
+               "(" + std::to_string(subtree_size(node)) + " deeper nodes; see the JSON report)", 0,
+               0);
           return;
         }
         std::vector<int> show;
@@ -156,8 +162,8 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
   }
   if (!g.waits.empty()) {
     out += "\nwaits on the intervals' own path, each with the waker's work it stands for:\n";
-    std::snprintf(buf, sizeof buf, "%8s %8s %10s %8s  %s\n", "share", "contrib", "mean",
-                  "contexts", "wait");
+    std::snprintf(buf, sizeof buf, "%8s %8s %10s %8s  %s\n", "share", "contrib", "mean", "contexts",
+                  "wait");
     out += buf;
     int wrank = 0;
     for (const auto &w : g.waits) {
@@ -206,10 +212,10 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
 std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
   std::string out;
   out += "vprof analysis of " + res.trace_dir + "\n";
-  out += std::to_string(res.records) + " records, " + std::to_string(res.streams) +
-         " streams, " + std::to_string(res.processes) + " processes, " +
-         std::to_string(res.intervals) + " intervals, " + std::to_string(res.wake_edges) +
-         " wake-up edges, " + std::to_string(res.dropped) + " dropped\n";
+  out += std::to_string(res.records) + " records, " + std::to_string(res.streams) + " streams, " +
+         std::to_string(res.processes) + " processes, " + std::to_string(res.intervals) +
+         " intervals, " + std::to_string(res.wake_edges) + " wake-up edges, " +
+         std::to_string(res.dropped) + " dropped\n";
   out += "H = " + std::to_string(res.H) +
          (res.heights_from_db ? " (call-graph heights)" : " (no call graph: node depths)") + "\n";
   for (const auto &w : res.warnings)
@@ -258,9 +264,9 @@ std::string render_json(const AnalysisResult &res) {
     const auto &l = g.latency;
     json gj;
     gj["label"] = g.label;
-    gj["latency"] = {{"count", l.count}, {"mean_ns", l.mean_ns}, {"var_ns2", l.var_ns2},
-                     {"cv", l.cv},       {"min_ns", l.min_ns},   {"p50_ns", l.p50_ns},
-                     {"p95_ns", l.p95_ns}, {"p99_ns", l.p99_ns}, {"max_ns", l.max_ns}};
+    gj["latency"] = {{"count", l.count},   {"mean_ns", l.mean_ns}, {"var_ns2", l.var_ns2},
+                     {"cv", l.cv},         {"min_ns", l.min_ns},   {"p50_ns", l.p50_ns},
+                     {"p95_ns", l.p95_ns}, {"p99_ns", l.p99_ns},   {"max_ns", l.max_ns}};
     gj["max_residual"] = g.max_residual;
     json ns = json::array();
     for (const auto &s : g.nodes)

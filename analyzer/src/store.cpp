@@ -16,10 +16,14 @@ constexpr const char *kResultsSql =
 
 const char *kind_text(Node::Kind k) {
   switch (k) {
-  case Node::Kind::Root: return "root";
-  case Node::Kind::Site: return "site";
-  case Node::Kind::Wait: return "wait";
-  case Node::Kind::Untracked: return "untracked";
+  case Node::Kind::Root:
+    return "root";
+  case Node::Kind::Site:
+    return "site";
+  case Node::Kind::Wait:
+    return "wait";
+  case Node::Kind::Untracked:
+    return "untracked";
   }
   return "root";
 }
@@ -52,10 +56,8 @@ std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration) {
       .run();
   std::int64_t run = db.last_insert_rowid();
   auto st_stats = db.prepare("INSERT INTO interval_stats VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-  auto st_node = db.prepare(
-      "INSERT INTO tree_nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  auto st_factor = db.prepare(
-      "INSERT INTO factors VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto st_node = db.prepare("INSERT INTO tree_nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto st_factor = db.prepare("INSERT INTO factors VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   auto st_whatif = db.prepare("INSERT INTO whatif VALUES (?,?,?,?,?,?,?)");
   auto st_wait = db.prepare("INSERT INTO waits VALUES (?,?,?,?,?,?,?,?,?,?)");
   auto st_place = db.prepare("INSERT INTO places VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -154,7 +156,8 @@ std::int64_t require_run(ws::Database &db, int iteration) {
 }
 std::vector<std::string> top_keys(ws::Database &db, std::int64_t run, int k) {
   std::vector<std::string> keys;
-  auto st = db.prepare("SELECT key FROM factors WHERE run = ? AND label = '' ORDER BY rank LIMIT ?");
+  auto st =
+      db.prepare("SELECT key FROM factors WHERE run = ? AND label = '' ORDER BY rank LIMIT ?");
   st.bind(1, run).bind(2, k);
   while (st.step())
     keys.push_back(st.text(0));
@@ -194,8 +197,8 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
       plan.insert(st.int64(0));
   }
   // Candidate functions per factor side.
-  auto node_row = db.prepare(
-      "SELECT kind, function, site, path FROM tree_nodes WHERE run = ? AND label = '' AND node = ?");
+  auto node_row = db.prepare("SELECT kind, function, site, path FROM tree_nodes WHERE run = ? AND "
+                             "label = '' AND node = ?");
   auto waker_kids = db.prepare(
       "SELECT function, node, kind FROM tree_nodes WHERE run = ? AND label = '' AND parent = ?");
   auto callees = db.prepare("SELECT DISTINCT c.callee FROM calls c JOIN functions f ON f.id = "

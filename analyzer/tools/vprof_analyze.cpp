@@ -87,8 +87,8 @@ int main(int argc, char **argv) {
       vprof::analyzer::store(*db, res, static_cast<int>(*store_iter));
     vprof::analyzer::RenderOptions ro;
     ro.max_factors = static_cast<int>(top);
-    std::string out = json ? vprof::analyzer::render_json(res) + "\n"
-                           : vprof::analyzer::render_text(res, ro);
+    std::string out =
+        json ? vprof::analyzer::render_json(res) + "\n" : vprof::analyzer::render_text(res, ro);
     std::fwrite(out.data(), 1, out.size(), stdout);
   } catch (const std::exception &e) {
     std::fflush(stdout);

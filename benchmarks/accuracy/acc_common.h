@@ -21,20 +21,20 @@
 #include <vprof/vprof.h>
 
 /* Monotonic nanoseconds (vDSO clock_gettime, ~20-30 ns). GNU statement expression. */
-#define ACC_NOW_NS()                                                                       \
-  __extension__({                                                                          \
-    struct timespec acc_ts_;                                                               \
-    clock_gettime(CLOCK_MONOTONIC, &acc_ts_);                                              \
-    (uint64_t)acc_ts_.tv_sec * 1000000000ull + (uint64_t)acc_ts_.tv_nsec;                  \
+#define ACC_NOW_NS()                                                                               \
+  __extension__({                                                                                  \
+    struct timespec acc_ts_;                                                                       \
+    clock_gettime(CLOCK_MONOTONIC, &acc_ts_);                                                      \
+    (uint64_t)acc_ts_.tv_sec * 1000000000ull + (uint64_t)acc_ts_.tv_nsec;                          \
   })
 
 /* Busy-waits until `ns` nanoseconds have passed (not sleep: sleep jitter would add
  * variance that is not planted). Error: one clock read, ~30 ns. */
-#define ACC_SPIN_NS(ns)                                                                    \
-  do {                                                                                     \
-    uint64_t acc_end_ = ACC_NOW_NS() + (uint64_t)(ns);                                     \
-    while (ACC_NOW_NS() < acc_end_) {                                                      \
-    }                                                                                      \
+#define ACC_SPIN_NS(ns)                                                                            \
+  do {                                                                                             \
+    uint64_t acc_end_ = ACC_NOW_NS() + (uint64_t)(ns);                                             \
+    while (ACC_NOW_NS() < acc_end_) {                                                              \
+    }                                                                                              \
   } while (0)
 
 /* Durations in the programs are written in units "u" of ACC_UNIT_NS = 10 us, so the
@@ -146,9 +146,8 @@ static inline void acc_report(const char *program, const char *cause, const doub
  * the shares of the two calling contexts a profiler's tree shows as separate nodes: the
  * interval's own call, and the waker's call under the wait node. Modifies `self_ns` into
  * the total. */
-static inline void acc_report_wakeup(const char *program, const char *cause,
-                                     const double *lat_ns, double *self_ns,
-                                     const double *waker_ns, int n) {
+static inline void acc_report_wakeup(const char *program, const char *cause, const double *lat_ns,
+                                     double *self_ns, const double *waker_ns, int n) {
   double var_l = acc_cov(lat_ns, lat_ns, n);
   double s_self = var_l > 0 ? acc_cov(self_ns, self_ns, n) / var_l : 0.0;
   double s_waker = var_l > 0 ? acc_cov(waker_ns, waker_ns, n) / var_l : 0.0;

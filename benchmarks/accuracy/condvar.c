@@ -93,7 +93,6 @@ int main(int argc, char **argv) {
   pthread_cond_signal(&g_request_cv);
   pthread_mutex_unlock(&g_mu);
   pthread_join(helper, NULL);
-  acc_report("condvar", "cv_compute_reply", g_lat_ns, g_cause_ns, NULL, n,
-             30000.0 / 41718.75);
+  acc_report("condvar", "cv_compute_reply", g_lat_ns, g_cause_ns, NULL, n, 30000.0 / 41718.75);
   return 0;
 }

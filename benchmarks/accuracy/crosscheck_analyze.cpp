@@ -17,8 +17,7 @@ int main(int argc, char **argv) {
     vprof::ws::Database db(argv[2]);
     vprof::analyzer::AnalyzeOptions opt;
     opt.bootstrap_samples = 0; // shares only: the comparison needs no intervals
-    std::cout << vprof::analyzer::render_json(vprof::analyzer::analyze(argv[1], &db, opt))
-              << "\n";
+    std::cout << vprof::analyzer::render_json(vprof::analyzer::analyze(argv[1], &db, opt)) << "\n";
   } catch (const std::exception &e) {
     std::cerr << "acc_analyze: " << argv[1] << ": " << e.what() << "\n";
     return 1;

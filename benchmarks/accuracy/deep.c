@@ -7,8 +7,8 @@
  * realised share from its own per-interval measurements. */
 #include "acc_common.h"
 
-static double *g_deep_u, *g_noise_u; /* drawn up front, one per interval */
-static double *g_cause_ns, *g_lat_ns;  /* realised, one per interval */
+static double *g_deep_u, *g_noise_u;  /* drawn up front, one per interval */
+static double *g_cause_ns, *g_lat_ns; /* realised, one per interval */
 
 void deep_fetch_block(int i) { ACC_SPIN_UNITS(g_deep_u[i]); }
 

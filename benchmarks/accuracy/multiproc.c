@@ -25,9 +25,9 @@ struct shared_area {
 
 static struct shared_area *g_shm;
 static double *g_work_u, *g_noise_u; /* drawn before fork: both processes see them */
-static double *g_cause_ns;             /* in shared memory, written by the child */
-static uint64_t *g_posted_ns;          /* in shared memory: when the child posted the reply */
-static uint64_t *g_waiting_ns;         /* when the parent called sem_wait for the reply */
+static double *g_cause_ns;           /* in shared memory, written by the child */
+static uint64_t *g_posted_ns;        /* in shared memory: when the child posted the reply */
+static uint64_t *g_waiting_ns;       /* when the parent called sem_wait for the reply */
 static double *g_lat_ns;
 
 void mp_server_work(int i) { ACC_SPIN_UNITS(g_work_u[i]); }
@@ -122,7 +122,6 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; ++i)
     if (g_posted_ns[i] < g_waiting_ns[i]) /* the parent did not block: no wake-up edge */
       g_cause_ns[i] = 0;
-  acc_report("multiproc", "mp_server_work", g_lat_ns, g_cause_ns, NULL, n,
-             30000.0 / 46875.0);
+  acc_report("multiproc", "mp_server_work", g_lat_ns, g_cause_ns, NULL, n, 30000.0 / 46875.0);
   return 0;
 }

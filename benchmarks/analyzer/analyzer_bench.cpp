@@ -143,16 +143,16 @@ int main(int argc, char **argv) {
     double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
     double rec = static_cast<double>(res.records);
     double stats = (c3 - c2) - (c2 - c1); // analyze_trace = engine + statistics
-    std::printf("records %.0f | intervals %llu | nodes %zu | open+validate %.3f s cpu (%.0f M rec/s) "
-                "| critical-path pass %.3f s cpu (%.1f M rec/s) | statistics %.3f s cpu | "
-                "open+analyze %.1f M rec/s cpu | wall %.2f s | peak RSS %ld MiB | peak chunks %llu | "
-                "max residual %.1e | path mismatches %llu | peak RSS after open %ld, after pass %ld MiB\n",
-                rec, (unsigned long long)res.intervals, res.nodes.size(), c1 - c0,
-                rec / (c1 - c0) / 1e6, c2 - c1, rec / (c2 - c1) / 1e6, stats,
-                rec / ((c1 - c0) + (c3 - c2)) / 1e6, wall, status_kb("VmHWM:") / 1024,
-                (unsigned long long)peak_chunks,
-                res.groups.empty() ? 0.0 : res.groups[0].max_residual,
-                (unsigned long long)res.path_sum_mismatches, rss_open / 1024, rss_engine / 1024);
+    std::printf(
+        "records %.0f | intervals %llu | nodes %zu | open+validate %.3f s cpu (%.0f M rec/s) "
+        "| critical-path pass %.3f s cpu (%.1f M rec/s) | statistics %.3f s cpu | "
+        "open+analyze %.1f M rec/s cpu | wall %.2f s | peak RSS %ld MiB | peak chunks %llu | "
+        "max residual %.1e | path mismatches %llu | peak RSS after open %ld, after pass %ld MiB\n",
+        rec, (unsigned long long)res.intervals, res.nodes.size(), c1 - c0, rec / (c1 - c0) / 1e6,
+        c2 - c1, rec / (c2 - c1) / 1e6, stats, rec / ((c1 - c0) + (c3 - c2)) / 1e6, wall,
+        status_kb("VmHWM:") / 1024, (unsigned long long)peak_chunks,
+        res.groups.empty() ? 0.0 : res.groups[0].max_residual,
+        (unsigned long long)res.path_sum_mismatches, rss_open / 1024, rss_engine / 1024);
     return res.path_sum_mismatches == 0 ? 0 : 1;
   }
   std::fprintf(stderr, "usage: vprof_analyzer_bench gen <dir> <records> [intervals]\n"

@@ -8,13 +8,12 @@
 #include <cstdio>
 #include <ctime>
 
-
 namespace minidb {
 
 namespace {
-constexpr double kRowCpuUs = 2.0;    // processing per row access
+constexpr double kRowCpuUs = 2.0; // processing per row access
 constexpr int kRowsPerPage = 16;
-constexpr int kOrderScan = 200;      // OrderStatus looks this far back
+constexpr int kOrderScan = 200; // OrderStatus looks this far back
 constexpr int kStockLevelOrders = 20;
 std::int64_t item_price(int item) { return 100 + item % 1000; } // cents
 } // namespace
@@ -146,8 +145,9 @@ void Database::generate(Rng &rng, Txn &txn) const {
 }
 
 std::uint64_t Database::page_of(Table table, std::uint64_t key) const {
-  std::uint64_t per_page = table == kWarehouse ? 1 : table == kDistrict ? scale_.districts
-                                                                        : kRowsPerPage;
+  std::uint64_t per_page = table == kWarehouse  ? 1
+                           : table == kDistrict ? scale_.districts
+                                                : kRowsPerPage;
   return (std::uint64_t(table) << 40) | (key / per_page);
 }
 
@@ -310,8 +310,8 @@ bool Database::consistent(std::string &why) const {
   for (std::size_t i = 0; i < districts_.size(); ++i) {
     const District &dist = districts_[i];
     if (dist.next_o_id - 1 != int(dist.orders.size())) {
-      std::snprintf(buf, sizeof buf, "district %zu: next_o_id %d but %zu orders", i,
-                    dist.next_o_id, dist.orders.size());
+      std::snprintf(buf, sizeof buf, "district %zu: next_o_id %d but %zu orders", i, dist.next_o_id,
+                    dist.orders.size());
       why = buf;
       return false;
     }

@@ -355,8 +355,8 @@ static int run(const Options &o) {
                 "var_us2=%.1f lockwait_mean_us=%.1f lockwait_share=%.3f log_flushes=%llu "
                 "page_misses=%llu consistent=%s\n",
                 o.txns, o.threads, o.warehouses, policy, o.fsync ? "on" : "off",
-                static_cast<unsigned long long>(o.seed), secs, double(o.txns) / secs, s.p50,
-                s.p99, s.max, s.mean, s.var, ws.mean, s.var > 0 ? cov_wait / s.var : 0.0,
+                static_cast<unsigned long long>(o.seed), secs, double(o.txns) / secs, s.p50, s.p99,
+                s.max, s.mean, s.var, ws.mean, s.var > 0 ? cov_wait / s.var : 0.0,
                 static_cast<unsigned long long>(wal.flushes()),
                 static_cast<unsigned long long>(pool.misses()), ok ? "yes" : "no");
     std::fflush(stdout);

@@ -29,9 +29,7 @@ public:
   explicit Rng(std::uint64_t seed) : state_(seed) {}
   std::uint64_t next();
   // Uniform integer in [lo, hi].
-  int uniform(int lo, int hi) {
-    return lo + static_cast<int>(next() % std::uint64_t(hi - lo + 1));
-  }
+  int uniform(int lo, int hi) { return lo + static_cast<int>(next() % std::uint64_t(hi - lo + 1)); }
   // TPC-C NURand-like skew: values near the low end are hotter.
   int skewed(int lo, int hi);
 
@@ -65,7 +63,13 @@ enum class Mix { Tpcc, PaymentOnly };
 // Row identifiers: table code in the high bits, key below. Tables are ordered so that
 // acquiring locks in ascending row id order (warehouse < district < customer < stock)
 // never deadlocks.
-enum Table : std::uint64_t { kWarehouse = 1, kDistrict = 2, kCustomer = 3, kStock = 4, kOrders = 5 };
+enum Table : std::uint64_t {
+  kWarehouse = 1,
+  kDistrict = 2,
+  kCustomer = 3,
+  kStock = 4,
+  kOrders = 5
+};
 inline std::uint64_t row_id(Table t, std::uint64_t key) { return (std::uint64_t(t) << 48) | key; }
 
 struct LockRequest;
@@ -78,12 +82,12 @@ struct Txn {
   std::uint64_t interval = 0; // vprof interval id
   TxnType type = TxnType::NewOrder;
   int w = 0, d = 0, c = 0;
-  std::int64_t amount = 0;                 // Payment: cents
-  std::vector<std::pair<int, int>> items;  // NewOrder: (item, quantity)
-  int threshold = 0;                       // StockLevel
-  std::vector<LockRequest *> held;         // lock requests owned (granted or waiting)
-  pthread_cond_t granted_cv;               // signalled when a waiting request is granted
-  std::uint64_t lock_wait_ns = 0;          // time spent waiting for row locks
+  std::int64_t amount = 0;                // Payment: cents
+  std::vector<std::pair<int, int>> items; // NewOrder: (item, quantity)
+  int threshold = 0;                      // StockLevel
+  std::vector<LockRequest *> held;        // lock requests owned (granted or waiting)
+  pthread_cond_t granted_cv;              // signalled when a waiting request is granted
+  std::uint64_t lock_wait_ns = 0;         // time spent waiting for row locks
   Txn() { pthread_cond_init(&granted_cv, nullptr); }
   ~Txn() { pthread_cond_destroy(&granted_cv); }
   Txn(const Txn &) = delete;

@@ -50,7 +50,8 @@ int main(void) {
   exec("CREATE TABLE t(a INTEGER PRIMARY KEY, b TEXT, c REAL)");
   exec("BEGIN");
   sqlite3_stmt *ins;
-  check_rc(sqlite3_prepare_v2(db, "INSERT INTO t(a, b, c) VALUES(?, ?, ?)", -1, &ins, NULL), SQLITE_OK, "prepare");
+  check_rc(sqlite3_prepare_v2(db, "INSERT INTO t(a, b, c) VALUES(?, ?, ?)", -1, &ins, NULL),
+           SQLITE_OK, "prepare");
   for (int i = 1; i <= n; i++) {
     char key[16];
     snprintf(key, sizeof key, "k%03d", i % 100);
@@ -70,15 +71,20 @@ int main(void) {
   expect("sum(a)", query1("SELECT sum(a) FROM t", NULL), (sqlite3_int64)n * (n + 1) / 2);
   expect("distinct b", query1("SELECT count(DISTINCT b) FROM t", NULL), 100);
   expect("rows with k007", query1("SELECT count(*) FROM t WHERE b = 'k007'", NULL), n / 100);
-  expect("max group size", query1("SELECT max(cnt) FROM (SELECT b, count(*) AS cnt FROM t GROUP BY b)", NULL), n / 100);
+  expect("max group size",
+         query1("SELECT max(cnt) FROM (SELECT b, count(*) AS cnt FROM t GROUP BY b)", NULL),
+         n / 100);
   expect("sum where a%7=0", query1("SELECT sum(a) FROM t WHERE a % 7 = 0", NULL),
          7 * (sqlite3_int64)(n / 7) * (n / 7 + 1) / 2);
   exec("UPDATE t SET c = c * 2 WHERE b = 'k001'");
   expect("sum(c) k001", query1("SELECT sum(c) FROM t WHERE b = 'k001'", NULL),
-         /* a = 1, 101, ..., 19901: sum(a) = 200 * 1 + 100 * 199 * 200 / 2 */ 200 + 100 * 199 * 200 / 2);
+         /* a = 1, 101, ..., 19901: sum(a) = 200 * 1 + 100 * 199 * 200 / 2 */ 200 +
+             100 * 199 * 200 / 2);
   exec("DELETE FROM t WHERE a > 10000");
   expect("count after delete", query1("SELECT count(*) FROM t", NULL), 10000);
-  expect("join count", query1("SELECT count(*) FROM t x JOIN t y ON x.a = y.a + 1 WHERE x.b = 'k050'", NULL), 100);
+  expect("join count",
+         query1("SELECT count(*) FROM t x JOIN t y ON x.a = y.a + 1 WHERE x.b = 'k050'", NULL),
+         100);
   sqlite3_close(db);
   printf("workload ok\n");
   return 0;

@@ -90,8 +90,8 @@ void setup_run(CLI::App &sub, Context &) {
 }
 
 int run_run(Context &ctx) {
-  fs::path dir = g_run_trace_dir.empty() ? ctx.cfg.traces_dir() / "manual"
-                                         : fs::absolute(g_run_trace_dir);
+  fs::path dir =
+      g_run_trace_dir.empty() ? ctx.cfg.traces_dir() / "manual" : fs::absolute(g_run_trace_dir);
   if (!g_run_keep && fs::exists(dir))
     fs::remove_all(dir);
   fs::create_directories(dir);

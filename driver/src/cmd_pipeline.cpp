@@ -41,9 +41,10 @@ int require_plan(ws::Database &db) {
 
 instr::CompileDb load_compile_db(const Context &ctx) {
   if (ctx.cfg.compile_commands.empty())
-    throw UsageError("no compile database: set `compile_commands` in vprof.toml or pass "
-                     "--compile-commands (CMake writes one with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; "
-                     "for make, run it under `bear --`)");
+    throw UsageError(
+        "no compile database: set `compile_commands` in vprof.toml or pass "
+        "--compile-commands (CMake writes one with -DCMAKE_EXPORT_COMPILE_COMMANDS=ON; "
+        "for make, run it under `bear --`)");
   fs::path p = ctx.cfg.resolve(ctx.cfg.compile_commands);
   try {
     return instr::CompileDb::load(p);
@@ -116,10 +117,10 @@ analyzer::AnalysisResult analyze_and_store(const Context &ctx, ws::Database &db,
   for (const auto &w : res.warnings)
     ctx.progress("warning: " + w);
   if (res.groups.empty() || res.intervals < static_cast<std::uint64_t>(ctx.cfg.min_intervals))
-    throw std::runtime_error(trace_dir.string() + ": " + std::to_string(res.intervals) +
-                             " finished intervals, fewer than min_intervals = " +
-                             std::to_string(ctx.cfg.min_intervals) +
-                             ": does the workload run annotated code (VPROF_INTERVAL_BEGIN/END)?");
+    throw std::runtime_error(
+        trace_dir.string() + ": " + std::to_string(res.intervals) +
+        " finished intervals, fewer than min_intervals = " + std::to_string(ctx.cfg.min_intervals) +
+        ": does the workload run annotated code (VPROF_INTERVAL_BEGIN/END)?");
   analyzer::ensure_tables(db);
   analyzer::store(db, res, iteration);
   write_file(report_path(ctx.cfg, iteration, ".txt"), analyzer::render_text(res));
@@ -149,7 +150,8 @@ int run_init(Context &ctx) {
                std::to_string(st.calls) + " call edges, height " + std::to_string(st.max_height) +
                (st.failed ? ", " + std::to_string(st.failed) + " TU(s) failed to parse" : ""));
   if (st.tus == st.failed)
-    throw InputError("no translation unit of " + ctx.cfg.compile_commands.string() + " could be parsed");
+    throw InputError("no translation unit of " + ctx.cfg.compile_commands.string() +
+                     " could be parsed");
   instr::PlanOptions plan;
   plan.roots = ctx.cfg.roots;
   plan.depth = ctx.cfg.depth;
@@ -163,10 +165,10 @@ int run_init(Context &ctx) {
   // A new first plan starts the loop over: later plans belong to the old one.
   db->prepare("DELETE FROM plans WHERE iteration > 0").run();
   ctx.progress("plan 0: " + std::to_string(n) + " function(s) (" +
-               (ctx.cfg.roots.empty() ? std::string("annotated functions") : "roots") +
-               ", depth " + std::to_string(ctx.cfg.depth) + ")");
-  *ctx.out << "workspace " << ctx.cfg.database().string() << ": " << st.functions
-           << " functions, " << st.calls << " calls, plan 0 has " << n << " functions\n";
+               (ctx.cfg.roots.empty() ? std::string("annotated functions") : "roots") + ", depth " +
+               std::to_string(ctx.cfg.depth) + ")");
+  *ctx.out << "workspace " << ctx.cfg.database().string() << ": " << st.functions << " functions, "
+           << st.calls << " calls, plan 0 has " << n << " functions\n";
   return st.failed ? kExitFailed : kExitOk;
 }
 
@@ -423,8 +425,9 @@ int run_loop(Context &ctx) {
       stop_reason = ex.reason;
       break;
     }
-    ctx.progress("iteration " + std::to_string(it) + ": expanded " + std::to_string(ex.added.size()) +
-                 " function(s) into plan " + std::to_string(ex.next_iteration));
+    ctx.progress("iteration " + std::to_string(it) + ": expanded " +
+                 std::to_string(ex.added.size()) + " function(s) into plan " +
+                 std::to_string(ex.next_iteration));
     it = ex.next_iteration;
   }
   ctx.progress("stopped after iteration " + std::to_string(last_it) + ": " + stop_reason);
@@ -442,13 +445,18 @@ int run_loop(Context &ctx) {
 // Registration (called from commands.cpp).
 const std::vector<Command> &pipeline_commands() {
   static const std::vector<Command> table = {
-      {"init", "create the workspace, scan the call graph, write the first plan", setup_init, run_init},
-      {"instrument", "print one source file instrumented per the plan", setup_instrument, run_instrument},
-      {"export", "write the instrumented tree to a folder, or print it as a diff", setup_export, run_export},
-      {"analyze", "critical paths, variance trees and ranked factors of a trace", setup_analyze, run_analyze},
+      {"init", "create the workspace, scan the call graph, write the first plan", setup_init,
+       run_init},
+      {"instrument", "print one source file instrumented per the plan", setup_instrument,
+       run_instrument},
+      {"export", "write the instrumented tree to a folder, or print it as a diff", setup_export,
+       run_export},
+      {"analyze", "critical paths, variance trees and ranked factors of a trace", setup_analyze,
+       run_analyze},
       {"report", "print the stored report of an analysed iteration", setup_report, run_report},
       {"expand", "add the top-k factors' callees to the next plan", setup_expand, run_expand},
-      {"loop", "build, run, analyze, expand until the top factors are stable", setup_loop, run_loop},
+      {"loop", "build, run, analyze, expand until the top factors are stable", setup_loop,
+       run_loop},
   };
   return table;
 }

@@ -24,11 +24,12 @@ const std::vector<Command> &commands() {
     t = pipeline_commands();
 #endif
     std::vector<Command> basic = {
-      {"run", "run a command with tracing on; its trace goes to .vprof/traces/", setup_run, run_run},
-      {"config", "show the effective settings (vprof.toml merged with flags) and every key",
-       setup_config, run_config},
-      {"dump", "print a trace as text, one record per line", setup_dump, run_dump},
-      {"clean", "remove traces (and with --all the whole workspace)", setup_clean, run_clean},
+        {"run", "run a command with tracing on; its trace goes to .vprof/traces/", setup_run,
+         run_run},
+        {"config", "show the effective settings (vprof.toml merged with flags) and every key",
+         setup_config, run_config},
+        {"dump", "print a trace as text, one record per line", setup_dump, run_dump},
+        {"clean", "remove traces (and with --all the whole workspace)", setup_clean, run_clean},
     };
     t.insert(t.end(), basic.begin(), basic.end());
     return t;

@@ -13,11 +13,11 @@ namespace vprof::driver {
 
 // Exit codes of every subcommand (docs/cli.md).
 enum ExitCode : int {
-  kExitOk = 0,        // done
-  kExitFailed = 1,    // the work failed: build or workload failed, nothing to analyse
-  kExitUsage = 2,     // bad command line or vprof.toml
-  kExitBadInput = 3,  // missing workspace, unreadable compile database, corrupt trace
-  kExitInternal = 4,  // a bug in vprof
+  kExitOk = 0,       // done
+  kExitFailed = 1,   // the work failed: build or workload failed, nothing to analyse
+  kExitUsage = 2,    // bad command line or vprof.toml
+  kExitBadInput = 3, // missing workspace, unreadable compile database, corrupt trace
+  kExitInternal = 4, // a bug in vprof
 };
 
 // Shared state of one invocation: the merged configuration and output streams.
@@ -25,8 +25,8 @@ struct Context {
   Config cfg;
   bool verbose = false;
   bool quiet = false;
-  std::ostream *out = nullptr; // results
-  std::ostream *err = nullptr; // progress and diagnostics
+  std::ostream *out = nullptr;            // results
+  std::ostream *err = nullptr;            // progress and diagnostics
   std::vector<std::string> explicit_keys; // config keys given on the command line
   // Prints a progress line to stderr unless --quiet.
   void progress(const std::string &line) const;
@@ -45,8 +45,8 @@ struct Command {
 const std::vector<Command> &commands();
 
 // Flags for config keys, shared by the subcommands that use them.
-void add_plan_flags(CLI::App &sub, Context &ctx);     // --compile-commands --root --depth
-void add_analyze_flags(CLI::App &sub, Context &ctx);  // --bootstrap --seed --min-intervals
-void add_loop_flags(CLI::App &sub, Context &ctx);     // --k --iterations --build --workload
+void add_plan_flags(CLI::App &sub, Context &ctx);    // --compile-commands --root --depth
+void add_analyze_flags(CLI::App &sub, Context &ctx); // --bootstrap --seed --min-intervals
+void add_loop_flags(CLI::App &sub, Context &ctx);    // --k --iterations --build --workload
 
 } // namespace vprof::driver

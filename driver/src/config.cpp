@@ -41,7 +41,8 @@ std::string where(const fs::path &file, const toml::node &n) {
   return os.str();
 }
 
-template <class T> T get(const fs::path &file, const toml::key &key, const toml::node &n, const char *type) {
+template <class T>
+T get(const fs::path &file, const toml::key &key, const toml::node &n, const char *type) {
   if (auto v = n.value<T>())
     return *v;
   throw UsageError(where(file, n) + ": key '" + std::string(key.str()) + "' must be " + type);

@@ -38,7 +38,7 @@ struct Config {
   int bootstrap = 200;                    // bootstrap resamples for share intervals
   std::uint64_t seed = 1;                 // bootstrap seed
   int min_intervals = 30;                 // fewer intervals in a run is an error
-  double prune = 0.01;                    // final plan: places below this fraction dropped (0: none)
+  double prune = 0.01; // final plan: places below this fraction dropped (0: none)
 
   std::filesystem::path workspace_dir() const { return root / ".vprof"; }
   std::filesystem::path database() const { return workspace_dir() / "vprof.db"; }
@@ -58,6 +58,7 @@ const std::vector<ConfigKey> &config_keys();
 void load_config(const std::filesystem::path &file, Config &cfg);
 
 // Finds vprof.toml: `explicit_file` if given, else ./vprof.toml, else nothing.
-std::optional<std::filesystem::path> find_config(const std::optional<std::filesystem::path> &explicit_file);
+std::optional<std::filesystem::path>
+find_config(const std::optional<std::filesystem::path> &explicit_file);
 
 } // namespace vprof::driver

@@ -32,8 +32,9 @@ int main(int argc, char **argv) {
   app.fallthrough();
   std::string project;
   std::string config_file;
-  app.add_option("-C,--project", project, "project root holding .vprof/ (default: the folder of "
-                                          "vprof.toml, else the current directory)");
+  app.add_option("-C,--project", project,
+                 "project root holding .vprof/ (default: the folder of "
+                 "vprof.toml, else the current directory)");
   app.add_option("--config", config_file, "configuration file (default: ./vprof.toml)");
   app.add_flag("-v,--verbose", ctx.verbose, "more progress output");
   app.add_flag("-q,--quiet", ctx.quiet, "no progress output");
@@ -44,7 +45,8 @@ int main(int argc, char **argv) {
     fs::path cwd = fs::current_path();
     for (int i = 1; i + 1 < argc; ++i) {
       std::string a = argv[i];
-      if (a == "--") break;
+      if (a == "--")
+        break;
       if (a == "-C" || a == "--project")
         cwd = fs::absolute(argv[i + 1]);
       else if (a == "--config")

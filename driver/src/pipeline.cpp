@@ -63,8 +63,8 @@ void build_iteration(const Context &ctx, const Tools &tools, int iteration) {
                              "\nlast lines of " + opts.log->string() + ":\n" +
                              tail_file(*opts.log, 20));
   if (ctx.verbose)
-    ctx.progress("built in " + std::to_string(r.seconds).substr(0, 5) + " s (log: " +
-                 opts.log->string() + ")");
+    ctx.progress("built in " + std::to_string(r.seconds).substr(0, 5) +
+                 " s (log: " + opts.log->string() + ")");
 }
 
 fs::path run_iteration(const Context &ctx, int iteration) {
@@ -90,8 +90,8 @@ fs::path run_iteration(const Context &ctx, int iteration) {
                              ": was the program built by the `build` command through "
                              "$CC/$CXX (the vprof wrappers)?");
   if (ctx.verbose)
-    ctx.progress("workload ran in " + std::to_string(r.seconds).substr(0, 5) + " s (log: " +
-                 opts.log->string() + ")");
+    ctx.progress("workload ran in " + std::to_string(r.seconds).substr(0, 5) +
+                 " s (log: " + opts.log->string() + ")");
   return dir;
 }
 

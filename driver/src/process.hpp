@@ -10,17 +10,17 @@
 namespace vprof::driver {
 
 struct ProcessResult {
-  int exit_code = 0;  // the command's exit status, or 128 + signal
+  int exit_code = 0; // the command's exit status, or 128 + signal
   bool signaled = false;
   int signal = 0;
-  double seconds = 0; // wall time
+  double seconds = 0;           // wall time
   std::string describe() const; // "exit code 2" / "killed by signal 9 (Killed)"
 };
 
 struct ProcessOptions {
-  std::filesystem::path cwd;                  // empty: the driver's cwd
-  std::map<std::string, std::string> env;     // added to (or replacing in) the environment
-  std::optional<std::filesystem::path> log;   // stdout+stderr go here instead of the terminal
+  std::filesystem::path cwd;                // empty: the driver's cwd
+  std::map<std::string, std::string> env;   // added to (or replacing in) the environment
+  std::optional<std::filesystem::path> log; // stdout+stderr go here instead of the terminal
 };
 
 // Runs argv[0] (searched on PATH) with argv. Throws std::runtime_error when it cannot be

@@ -234,16 +234,34 @@ private:
     if (!ii || !callee->getDeclContext()->getRedeclContext()->isTranslationUnit() ||
         !sm_.isInSystemHeader(sm_.getExpansionLoc(callee->getLocation())))
       return false;
-    static const llvm::StringSet<> names = {
-        "clock_gettime", "gettimeofday", "time", "clock",
-        "pthread_mutex_lock", "pthread_mutex_trylock", "pthread_mutex_timedlock",
-        "pthread_mutex_clocklock", "pthread_mutex_unlock", "pthread_cond_wait",
-        "pthread_cond_timedwait", "pthread_cond_clockwait", "pthread_cond_signal",
-        "pthread_cond_broadcast", "pthread_rwlock_rdlock", "pthread_rwlock_wrlock",
-        "pthread_rwlock_tryrdlock", "pthread_rwlock_trywrlock", "pthread_rwlock_timedrdlock",
-        "pthread_rwlock_timedwrlock", "pthread_rwlock_clockrdlock", "pthread_rwlock_clockwrlock",
-        "pthread_rwlock_unlock", "sem_wait", "sem_trywait", "sem_timedwait", "sem_clockwait",
-        "sem_post"};
+    static const llvm::StringSet<> names = {"clock_gettime",
+                                            "gettimeofday",
+                                            "time",
+                                            "clock",
+                                            "pthread_mutex_lock",
+                                            "pthread_mutex_trylock",
+                                            "pthread_mutex_timedlock",
+                                            "pthread_mutex_clocklock",
+                                            "pthread_mutex_unlock",
+                                            "pthread_cond_wait",
+                                            "pthread_cond_timedwait",
+                                            "pthread_cond_clockwait",
+                                            "pthread_cond_signal",
+                                            "pthread_cond_broadcast",
+                                            "pthread_rwlock_rdlock",
+                                            "pthread_rwlock_wrlock",
+                                            "pthread_rwlock_tryrdlock",
+                                            "pthread_rwlock_trywrlock",
+                                            "pthread_rwlock_timedrdlock",
+                                            "pthread_rwlock_timedwrlock",
+                                            "pthread_rwlock_clockrdlock",
+                                            "pthread_rwlock_clockwrlock",
+                                            "pthread_rwlock_unlock",
+                                            "sem_wait",
+                                            "sem_trywait",
+                                            "sem_timedwait",
+                                            "sem_clockwait",
+                                            "sem_post"};
     return names.contains(ii->getName());
   }
 
@@ -748,9 +766,9 @@ std::string apply_edits(const State &st, std::string &err) {
           {s.begin, 2, -extent,
            "::vprof::rt::call(" + id + ", [&" + s.captures + "]() -> decltype(auto) { return "});
     else
-      ins.push_back({s.begin, 2, -extent,
-                     "__extension__({ VPROF_PROBE_SCOPE(" + id + "); " +
-                         (s.cast_void ? "(void)(" : "")});
+      ins.push_back(
+          {s.begin, 2, -extent,
+           "__extension__({ VPROF_PROBE_SCOPE(" + id + "); " + (s.cast_void ? "(void)(" : "")});
     if (s.cast_void) {
       ins.push_back({s.end, 0, extent, "); })"});
       continue;
@@ -799,7 +817,8 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
     q.bind(1, iteration);
     while (q.step())
       st.planned[q.text(0)] = q.int64(1);
-    auto fin = db.prepare("SELECT 1 FROM plans WHERE iteration = ? AND reason LIKE 'final:%' LIMIT 1");
+    auto fin =
+        db.prepare("SELECT 1 FROM plans WHERE iteration = ? AND reason LIKE 'final:%' LIMIT 1");
     fin.bind(1, iteration);
     st.final_plan = fin.step();
     if (st.final_plan) {

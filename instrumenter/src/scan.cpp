@@ -166,8 +166,7 @@ public:
     if (vprof_header(sm_, callee->getLocation())) {
       // vprof::interval::end() works on behalf of the interval like the C calls.
       if (const auto *md = dyn_cast<CXXMethodDecl>(callee))
-        if (annotation_guard(md->getParent()) && md->getIdentifier() &&
-            md->getName() == "end")
+        if (annotation_guard(md->getParent()) && md->getIdentifier() && md->getName() == "end")
           mark_annotated();
       return true;
     }
@@ -209,7 +208,8 @@ public:
 
   bool VisitCXXConstructExpr(CXXConstructExpr *e) {
     // Constructing a vprof::interval / vprof::attachment guard begins or attaches.
-    if (!stack_.empty() && e->getConstructor() && annotation_guard(e->getConstructor()->getParent()))
+    if (!stack_.empty() && e->getConstructor() &&
+        annotation_guard(e->getConstructor()->getParent()))
       mark_annotated();
     if (!stack_.empty() && user_code(e->getConstructor()))
       add_edge("ctor", e->getConstructor(), e->getBeginLoc());
@@ -349,7 +349,7 @@ private:
   const SourceManager &sm_;
   TuGraph &g_;
   detail::PathCache paths_;
-  std::vector<std::string> stack_; // USRs of the functions being walked
+  std::vector<std::string> stack_;                      // USRs of the functions being walked
   std::unordered_set<const DeclRefExpr *> callee_refs_; // callees of calls by name
 };
 

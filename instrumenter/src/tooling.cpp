@@ -198,12 +198,13 @@ SourceLocation site_loc(const Expr *call) {
   // the same position (the scan walks instantiations, the rewriter the pattern).
   if (const auto *ce = dyn_cast<CallExpr>(call)) {
     const Expr *c = ce->getCallee()->IgnoreParens();
-    if (const auto *dm = dyn_cast<CXXDependentScopeMemberExpr>(c); dm && dm->getMemberLoc().isValid())
+    if (const auto *dm = dyn_cast<CXXDependentScopeMemberExpr>(c);
+        dm && dm->getMemberLoc().isValid())
       return dm->getMemberLoc();
     if (const auto *um = dyn_cast<UnresolvedMemberExpr>(c); um && um->getMemberLoc().isValid())
       return um->getMemberLoc();
-    if (const auto *me = dyn_cast<MemberExpr>(c); me && me->getMemberLoc().isValid() &&
-                                                   isa<CXXMethodDecl>(me->getMemberDecl()))
+    if (const auto *me = dyn_cast<MemberExpr>(c);
+        me && me->getMemberLoc().isValid() && isa<CXXMethodDecl>(me->getMemberDecl()))
       return me->getMemberLoc();
   }
   if (const auto *ce = dyn_cast<CallExpr>(call))

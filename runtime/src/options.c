@@ -49,16 +49,15 @@ static int parse_u64(const char *s, uint64_t *out) {
 int vprof_options_parse(vprof_options *o, vprof_getenv_fn get, char *err, size_t errn) {
   int bad = 0;
   const char *s;
-#define VPROF_OPTION(type, name, def, help)                                            \
-  o->name = def;                                                                       \
-  s = get("VPROF_" #name);                                                             \
-  if (s && parse_##type(s, &o->name) != 0) {                                           \
-    o->name = def;                                                                     \
-    if (!bad && err && errn)                                                           \
-      snprintf(err, errn, "VPROF_" #name "=\"%s\" is not a valid " #type                \
-                          " value; using the default",                                 \
-               s);                                                                     \
-    bad = 1;                                                                           \
+#define VPROF_OPTION(type, name, def, help)                                                        \
+  o->name = def;                                                                                   \
+  s = get("VPROF_" #name);                                                                         \
+  if (s && parse_##type(s, &o->name) != 0) {                                                       \
+    o->name = def;                                                                                 \
+    if (!bad && err && errn)                                                                       \
+      snprintf(err, errn,                                                                          \
+               "VPROF_" #name "=\"%s\" is not a valid " #type " value; using the default", s);     \
+    bad = 1;                                                                                       \
   }
 #include "options.def"
 #undef VPROF_OPTION
@@ -72,12 +71,12 @@ size_t vprof_options_describe(const vprof_options *o, char *buf, size_t n) {
 #define VPROF_FMT_bool(v) "%d", (v)
 #define VPROF_FMT_level(v) "%d", (v)
 #define VPROF_FMT_u64(v) "%llu", (unsigned long long)(v)
-#define VPROF_OPTION(type, name, def, help)                                            \
-  k = snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0, "VPROF_" #name "=");   \
-  len += (size_t)k;                                                                    \
-  k = snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0, VPROF_FMT_##type(o->name)); \
-  len += (size_t)k;                                                                    \
-  k = snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0, "  %s\n", help);     \
+#define VPROF_OPTION(type, name, def, help)                                                        \
+  k = snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0, "VPROF_" #name "=");             \
+  len += (size_t)k;                                                                                \
+  k = snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0, VPROF_FMT_##type(o->name));      \
+  len += (size_t)k;                                                                                \
+  k = snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0, "  %s\n", help);                 \
   len += (size_t)k;
 #include "options.def"
 #undef VPROF_OPTION

@@ -28,14 +28,13 @@ typedef const char *(*vprof_getenv_fn)(const char *name);
  * A malformed value keeps the default; the message (the first problem found, naming the
  * variable) is written to `err` (if non-NULL, size `errn`) and 1 is returned; 0 if every
  * value was well-formed. String values point into the environment (not copied). */
-__attribute__((visibility("hidden"))) int vprof_options_parse(vprof_options *o,
-                                                          vprof_getenv_fn get, char *err,
-                                                          size_t errn);
+__attribute__((visibility("hidden"))) int vprof_options_parse(vprof_options *o, vprof_getenv_fn get,
+                                                              char *err, size_t errn);
 
 /* Writes "VPROF_<name>=<value>  <help>" lines for every option into `buf`. Returns the
  * length that was needed (like snprintf). */
 __attribute__((visibility("hidden"))) size_t vprof_options_describe(const vprof_options *o,
-                                                                char *buf, size_t n);
+                                                                    char *buf, size_t n);
 
 #ifdef __cplusplus
 }

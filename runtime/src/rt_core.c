@@ -355,9 +355,8 @@ static void stream_open(rt_thread *t) {
                   (level == 1 ? VPROF_FEATURE_SYNC_EDGES_ONLY : 0);
   }
   h->capacity_records = (t->chunk_bytes - VPROF_STREAM_HEADER_SIZE) / VPROF_RECORD_SIZE;
-  h->flags = __atomic_exchange_n(&g.fork_child_pending, 0, __ATOMIC_RELAXED)
-                 ? VPROF_STREAM_FORK_CHILD
-                 : 0;
+  h->flags =
+      __atomic_exchange_n(&g.fork_child_pending, 0, __ATOMIC_RELAXED) ? VPROF_STREAM_FORK_CHILD : 0;
   pthread_getname_np(pthread_self(), h->thread_name, sizeof h->thread_name);
   memcpy(h->magic, VPROF_TRACE_MAGIC, VPROF_TRACE_MAGIC_SIZE);
   if (t->seq < VPROF_MAX_STREAMS)
@@ -382,9 +381,8 @@ static void stream_next_chunk(rt_thread *t) {
   if (!m) {
     window_clear();
     t->state = TS_DROPPING;
-    vprof_rt_log_("stream %d.%u: %s; further records are counted as dropped", (int)g.pid,
-                  t->seq, t->max_chunks && k >= t->max_chunks ? "size limit reached"
-                                                              : "cannot grow");
+    vprof_rt_log_("stream %d.%u: %s; further records are counted as dropped", (int)g.pid, t->seq,
+                  t->max_chunks && k >= t->max_chunks ? "size limit reached" : "cannot grow");
     return;
   }
   t->chunk_index = k;
@@ -552,8 +550,8 @@ int vprof_rt_init_(void) {
   int expected = VPROF_RT_UNINIT;
   if (s != VPROF_RT_UNINIT)
     return s;
-  if (!__atomic_compare_exchange_n(&g.state, &expected, VPROF_RT_INITIALIZING, 0,
-                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+  if (!__atomic_compare_exchange_n(&g.state, &expected, VPROF_RT_INITIALIZING, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
     return expected; /* another thread is starting up: this event is not recorded */
   init_once();
   return __atomic_load_n(&g.state, __ATOMIC_ACQUIRE);
@@ -629,9 +627,7 @@ void vprof_handoff_recv(const void *obj) {
 void vprof_wait_begin(const void *obj) {
   vprof_emit_(VPROF_REC_WAIT_BEGIN, (uint64_t)(uintptr_t)obj);
 }
-void vprof_wait_end(const void *obj) {
-  vprof_emit_(VPROF_REC_WAIT_END, (uint64_t)(uintptr_t)obj);
-}
+void vprof_wait_end(const void *obj) { vprof_emit_(VPROF_REC_WAIT_END, (uint64_t)(uintptr_t)obj); }
 void vprof_wake(const void *obj) { vprof_emit_(VPROF_REC_WAKE, (uint64_t)(uintptr_t)obj); }
 
 /* ---------------------------------------------------------------- testing hooks */
@@ -689,7 +685,10 @@ void vprof_rt_set_stream_limits(uint64_t chunk_bytes, uint64_t max_bytes) {
 int vprof_rt_set_sync_level(int level) {
   if (vprof_rt_init_() != VPROF_RT_ON)
     return -1;
-  return __atomic_exchange_n(&vprof_rt_sync_on_, level < 0 ? 0 : level > 2 ? 2 : level,
+  return __atomic_exchange_n(&vprof_rt_sync_on_,
+                             level < 0   ? 0
+                             : level > 2 ? 2
+                                         : level,
                              __ATOMIC_RELAXED);
 }
 

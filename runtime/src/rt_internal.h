@@ -35,8 +35,7 @@ void vprof_rt_log_(const char *fmt, ...) VPROF_RT_HIDDEN_ __attribute__((format(
 
 /* Writes one record with timestamp `ticks` on the calling thread: the probe hot path
  * with an injected clock. */
-static VPROF_ALWAYS_INLINE_ void vprof_rt_emit_at_(unsigned kind, uint64_t arg,
-                                                   uint64_t ticks) {
+static VPROF_ALWAYS_INLINE_ void vprof_rt_emit_at_(unsigned kind, uint64_t arg, uint64_t ticks) {
   vprof_record *r = vprof_window_.cur;
   if (__builtin_expect(r == vprof_window_.end, 0)) {
     vprof_emit_slow_(kind, arg, ticks);

@@ -31,30 +31,30 @@ typedef int (*sem_clock_fn)(sem_t *, clockid_t, const struct timespec *);
 /* One table of the interposed functions: name, glibc version wanted (NULL = default),
  * slot. pthread_cond_* must be the GLIBC_2.3.2 versions: plain dlsym returns the
  * GLIBC_2.2.5 compatibility ones, which use another condvar layout. */
-#define VPROF_SYNC_FUNCTIONS(X)                                                        \
-  X(mutex_fn, pthread_mutex_lock, NULL)                                                \
-  X(mutex_fn, pthread_mutex_trylock, NULL)                                             \
-  X(mutex_timed_fn, pthread_mutex_timedlock, NULL)                                     \
-  X(mutex_fn, pthread_mutex_unlock, NULL)                                              \
-  X(cond_wait_fn, pthread_cond_wait, "GLIBC_2.3.2")                                    \
-  X(cond_timed_fn, pthread_cond_timedwait, "GLIBC_2.3.2")                              \
-  X(cond_fn, pthread_cond_signal, "GLIBC_2.3.2")                                       \
-  X(cond_fn, pthread_cond_broadcast, "GLIBC_2.3.2")                                    \
-  X(rw_fn, pthread_rwlock_rdlock, NULL)                                                \
-  X(rw_fn, pthread_rwlock_wrlock, NULL)                                                \
-  X(rw_fn, pthread_rwlock_tryrdlock, NULL)                                             \
-  X(rw_fn, pthread_rwlock_trywrlock, NULL)                                             \
-  X(rw_timed_fn, pthread_rwlock_timedrdlock, NULL)                                     \
-  X(rw_timed_fn, pthread_rwlock_timedwrlock, NULL)                                     \
-  X(rw_fn, pthread_rwlock_unlock, NULL)                                                \
-  X(sem_fn, sem_wait, NULL)                                                            \
-  X(sem_fn, sem_trywait, NULL)                                                         \
-  X(sem_timed_fn, sem_timedwait, NULL)                                                 \
-  X(sem_fn, sem_post, NULL)                                                            \
-  X(mutex_clock_fn, pthread_mutex_clocklock, NULL)                                     \
-  X(cond_clock_fn, pthread_cond_clockwait, NULL)                                       \
-  X(rw_clock_fn, pthread_rwlock_clockrdlock, NULL)                                     \
-  X(rw_clock_fn, pthread_rwlock_clockwrlock, NULL)                                     \
+#define VPROF_SYNC_FUNCTIONS(X)                                                                    \
+  X(mutex_fn, pthread_mutex_lock, NULL)                                                            \
+  X(mutex_fn, pthread_mutex_trylock, NULL)                                                         \
+  X(mutex_timed_fn, pthread_mutex_timedlock, NULL)                                                 \
+  X(mutex_fn, pthread_mutex_unlock, NULL)                                                          \
+  X(cond_wait_fn, pthread_cond_wait, "GLIBC_2.3.2")                                                \
+  X(cond_timed_fn, pthread_cond_timedwait, "GLIBC_2.3.2")                                          \
+  X(cond_fn, pthread_cond_signal, "GLIBC_2.3.2")                                                   \
+  X(cond_fn, pthread_cond_broadcast, "GLIBC_2.3.2")                                                \
+  X(rw_fn, pthread_rwlock_rdlock, NULL)                                                            \
+  X(rw_fn, pthread_rwlock_wrlock, NULL)                                                            \
+  X(rw_fn, pthread_rwlock_tryrdlock, NULL)                                                         \
+  X(rw_fn, pthread_rwlock_trywrlock, NULL)                                                         \
+  X(rw_timed_fn, pthread_rwlock_timedrdlock, NULL)                                                 \
+  X(rw_timed_fn, pthread_rwlock_timedwrlock, NULL)                                                 \
+  X(rw_fn, pthread_rwlock_unlock, NULL)                                                            \
+  X(sem_fn, sem_wait, NULL)                                                                        \
+  X(sem_fn, sem_trywait, NULL)                                                                     \
+  X(sem_timed_fn, sem_timedwait, NULL)                                                             \
+  X(sem_fn, sem_post, NULL)                                                                        \
+  X(mutex_clock_fn, pthread_mutex_clocklock, NULL)                                                 \
+  X(cond_clock_fn, pthread_cond_clockwait, NULL)                                                   \
+  X(rw_clock_fn, pthread_rwlock_clockrdlock, NULL)                                                 \
+  X(rw_clock_fn, pthread_rwlock_clockwrlock, NULL)                                                 \
   X(sem_clock_fn, sem_clockwait, NULL)
 
 #define VPROF_DECLARE_REAL(type, name, ver) static type real_##name;
@@ -84,8 +84,8 @@ static void *lookup(const char *name, const char *version) {
 
 void vprof_sync_resolve_(void) {
   t_resolving = 1;
-#define VPROF_RESOLVE(type, name, ver)                                                 \
-  if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))                                \
+#define VPROF_RESOLVE(type, name, ver)                                                             \
+  if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))                                            \
     __atomic_store_n(&real_##name, (type)lookup(#name, ver), __ATOMIC_RELEASE);
   VPROF_SYNC_FUNCTIONS(VPROF_RESOLVE)
 #undef VPROF_RESOLVE
@@ -93,14 +93,13 @@ void vprof_sync_resolve_(void) {
 }
 
 /* The real function, resolved on first use if the constructor has not run yet. */
-#define REAL(name)                                                                     \
-  (__builtin_expect(real_##name != NULL, 1) ? real_##name : resolve_##name())
+#define REAL(name) (__builtin_expect(real_##name != NULL, 1) ? real_##name : resolve_##name())
 
-#define VPROF_RESOLVER(type, name, ver)                                                \
-  static type resolve_##name(void) {                                                   \
-    if (!t_resolving)                                                                  \
-      vprof_sync_resolve_();                                                           \
-    return __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE);                            \
+#define VPROF_RESOLVER(type, name, ver)                                                            \
+  static type resolve_##name(void) {                                                               \
+    if (!t_resolving)                                                                              \
+      vprof_sync_resolve_();                                                                       \
+    return __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE);                                        \
   }
 VPROF_SYNC_FUNCTIONS(VPROF_RESOLVER)
 #undef VPROF_RESOLVER
@@ -119,7 +118,7 @@ static VPROF_ALWAYS_INLINE_ void sync_emit(unsigned kind, const void *obj) {
 /* At level 1 the waiter checks below read glibc's private object layouts (glibc >= 2.25,
  * checked against 2.36) on 64-bit x86 and Arm; elsewhere they answer "maybe" and the
  * record is written as at level 2. */
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25)) &&  \
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 25)) &&          \
     defined(__LP64__) && (defined(__x86_64__) || defined(__aarch64__))
 #define VPROF_GLIBC_LAYOUT_ 1
 #else
@@ -204,7 +203,7 @@ static VPROF_ALWAYS_INLINE_ int mutex_try(pthread_mutex_t *m) {
 }
 
 static __attribute__((noinline)) int mutex_acquire_slow(pthread_mutex_t *m, int rc,
-                                                         const mutex_call *c) {
+                                                        const mutex_call *c) {
   int waited = 0;
   if (rc == EBUSY) {
     sync_emit(VPROF_REC_LOCK_WAIT, m);
@@ -255,8 +254,7 @@ int pthread_mutex_timedlock(pthread_mutex_t *m, const struct timespec *abstime) 
   return mutex_acquire_slow(m, rc, &c);
 }
 
-int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock,
-                            const struct timespec *abstime) {
+int pthread_mutex_clocklock(pthread_mutex_t *m, clockid_t clock, const struct timespec *abstime) {
   mutex_clock_fn clocklock = REAL(pthread_mutex_clocklock);
   if (!clocklock)
     return EINVAL;
@@ -303,8 +301,7 @@ int pthread_cond_wait(pthread_cond_t *c, pthread_mutex_t *m) {
   return rc;
 }
 
-int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m,
-                           const struct timespec *abstime) {
+int pthread_cond_timedwait(pthread_cond_t *c, pthread_mutex_t *m, const struct timespec *abstime) {
   cond_timed_fn wait = REAL(pthread_cond_timedwait);
   int rc;
   if (!wait)

@@ -83,7 +83,11 @@ TEST(CriticalPath, NestedCallsOneThread) {
 TEST(CriticalPath, FramesOpenBeforeBeginCountOnlyInside) {
   auto dir = fresh_dir("prebegin");
   TraceBuilder b(1);
-  b.thread(1).enter(9, 0, 1).emit(VPROF_REC_INTERVAL_BEGIN, 1, 40).emit(VPROF_REC_INTERVAL_END, 1, 90).exit(9, 95, 1);
+  b.thread(1)
+      .enter(9, 0, 1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 40)
+      .emit(VPROF_REC_INTERVAL_END, 1, 90)
+      .exit(9, 95, 1);
   b.write(dir);
   auto eo = run(dir);
   EXPECT_EQ(self_times(eo, 0), (Times{{"/s9", 50}}));
@@ -148,10 +152,8 @@ TEST(CriticalPath, CondvarSignalWakesTheWaiter) {
   b.thread(2).enter(7, 0, 1).emit(VPROF_REC_COND_SIGNAL, 0xC0, 60).exit(7, 65, 1);
   b.write(dir);
   auto eo = run(dir);
-  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 25},
-                                      {"/s1", 5},
-                                      {"/s1/wait:cond", 10},
-                                      {"/s1/wait:cond/s7", 60}}));
+  EXPECT_EQ(self_times(eo, 0),
+            (Times{{"/", 25}, {"/s1", 5}, {"/s1/wait:cond", 10}, {"/s1/wait:cond/s7", 60}}));
 }
 
 TEST(CriticalPath, CondSignalBeforeTheWaitIsNoEdge) {
@@ -188,8 +190,7 @@ TEST(CriticalPath, HandoffJumpsToTheSender) {
       .emit(VPROF_REC_INTERVAL_END, 1, 90);
   b.write(dir);
   auto eo = run(dir);
-  EXPECT_EQ(self_times(eo, 0),
-            (Times{{"/", 10}, {"/s2", 40}, {"/wait:handoff", 10}, {"/s1", 30}}));
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 10}, {"/s2", 40}, {"/wait:handoff", 10}, {"/s1", 30}}));
 }
 
 TEST(CriticalPath, AttachHopsToTheLastDetach) {
@@ -219,7 +220,11 @@ TEST(CriticalPath, AttachWhileTheBeginnerStillRuns) {
   TraceBuilder b(1);
   // thread 1 begins and keeps running in s1 past the attach; thread 2 ends the interval
   b.thread(1).emit(VPROF_REC_INTERVAL_BEGIN, 1, 0).enter(1, 10, 1).exit(1, 200, 1);
-  b.thread(2).emit(VPROF_REC_ATTACH, 1, 50).enter(2, 60, 1).exit(2, 90, 1).emit(VPROF_REC_INTERVAL_END, 1, 100);
+  b.thread(2)
+      .emit(VPROF_REC_ATTACH, 1, 50)
+      .enter(2, 60, 1)
+      .exit(2, 90, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 100);
   b.write(dir);
   auto eo = run(dir);
   EXPECT_EQ(self_times(eo, 0), (Times{{"/", 30}, {"/s1", 40}, {"/s2", 30}}));
@@ -230,10 +235,10 @@ TEST(CriticalPath, LongjmpAbandonedFramesAreClosedByDepth) {
   TraceBuilder b(1);
   b.thread(1)
       .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
-      .enter(1, 10, 1)   // a
-      .enter(2, 20, 2)   // b, called by a
-      .enter(3, 30, 3)   // c, called by b; longjmp from c back into a follows
-      .enter(4, 50, 1)   // a call site of a (a's frame): b and c were abandoned
+      .enter(1, 10, 1) // a
+      .enter(2, 20, 2) // b, called by a
+      .enter(3, 30, 3) // c, called by b; longjmp from c back into a follows
+      .enter(4, 50, 1) // a call site of a (a's frame): b and c were abandoned
       .exit(4, 60, 1)
       .exit(1, 70, 1)
       .emit(VPROF_REC_INTERVAL_END, 1, 100);
@@ -263,8 +268,12 @@ TEST(CriticalPath, LabelsAndMultipleIntervals) {
   auto dir = fresh_dir("labels");
   TraceBuilder b(3);
   auto &t = b.thread(3);
-  t.emit(VPROF_REC_INTERVAL_BEGIN, 1, 0).emit(VPROF_REC_LABEL, 1, 0).emit(VPROF_REC_INTERVAL_END, 1, 10);
-  t.emit(VPROF_REC_INTERVAL_BEGIN, 2, 20).emit(VPROF_REC_LABEL, 2, 20).emit(VPROF_REC_INTERVAL_END, 2, 50);
+  t.emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .emit(VPROF_REC_LABEL, 1, 0)
+      .emit(VPROF_REC_INTERVAL_END, 1, 10);
+  t.emit(VPROF_REC_INTERVAL_BEGIN, 2, 20)
+      .emit(VPROF_REC_LABEL, 2, 20)
+      .emit(VPROF_REC_INTERVAL_END, 2, 50);
   b.label(1, "NewOrder");
   b.label(2, "Payment");
   b.write(dir);

@@ -18,7 +18,9 @@ TEST(FuzzCorpus, EveryInputEndsCleanly) {
     std::ifstream f(e.path(), std::ios::binary);
     std::vector<char> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     SCOPED_TRACE(e.path().string());
-    EXPECT_EQ(LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t *>(bytes.data()), bytes.size()), 0);
+    EXPECT_EQ(
+        LLVMFuzzerTestOneInput(reinterpret_cast<const std::uint8_t *>(bytes.data()), bytes.size()),
+        0);
     ++n;
   }
   EXPECT_GE(n, 3);

@@ -15,7 +15,8 @@ using vprof::trace::TraceError;
 namespace {
 
 fs::path fresh_dir(const std::string &name) {
-  fs::path d = fs::temp_directory_path() / ("vprof-reader-test-" + std::to_string(::getpid())) / name;
+  fs::path d =
+      fs::temp_directory_path() / ("vprof-reader-test-" + std::to_string(::getpid())) / name;
   fs::remove_all(d);
   fs::create_directories(d);
   return d;
@@ -42,7 +43,12 @@ template <class F> TraceError expect_error(F &&f) {
 TEST(Reader, RoundTripWithLabelsAndClock) {
   auto dir = fresh_dir("roundtrip");
   TraceBuilder b(42, /*base*/ 5000, /*hz*/ 2000000000ull, VPROF_CLOCK_TSC);
-  b.thread(7).emit(VPROF_REC_INTERVAL_BEGIN, 1, 10).emit(VPROF_REC_LABEL, 3, 10).enter(5, 20, 1).exit(5, 60, 1).emit(VPROF_REC_INTERVAL_END, 1, 100);
+  b.thread(7)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 10)
+      .emit(VPROF_REC_LABEL, 3, 10)
+      .enter(5, 20, 1)
+      .exit(5, 60, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 100);
   b.thread(8).emit(VPROF_REC_LOCK_RELEASE, 0xdead, 30);
   b.label(3, "NewOrder");
   b.write(dir);

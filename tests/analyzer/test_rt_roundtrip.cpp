@@ -23,8 +23,10 @@ std::string path_of(const EngineOutput &eo, std::uint32_t n) {
   std::string p;
   for (; n != 0; n = eo.nodes[n].parent) {
     auto l = eo.nodes[n].label;
-    p = "/" + (l >= kLabelWaitBase ? std::string("wait:") + wait_kind_name(unsigned(l - kLabelWaitBase))
-                                   : "s" + std::to_string(l)) + p;
+    p = "/" +
+        (l >= kLabelWaitBase ? std::string("wait:") + wait_kind_name(unsigned(l - kLabelWaitBase))
+                             : "s" + std::to_string(l)) +
+        p;
   }
   return p;
 }
@@ -76,9 +78,9 @@ TEST(RuntimeRoundTrip, MutexScenarioThroughTheRealWriter) {
   for (std::uint32_t k = 0; k < r.times_n; ++k)
     got[path_of(eo, eo.times[r.times_off + k].node)] += eo.times[r.times_off + k].ticks;
   EXPECT_EQ(got, (std::map<std::string, std::int64_t>{{"/", 38},
-                                                       {"/s1", 2},
-                                                       {"/s1/wait:mutex", 10},
-                                                       {"/s1/wait:mutex/s5", 30},
-                                                       {"/s1/wait:mutex/s5/s6", 20}}));
+                                                      {"/s1", 2},
+                                                      {"/s1/wait:mutex", 10},
+                                                      {"/s1/wait:mutex/s5", 30},
+                                                      {"/s1/wait:mutex/s5/s6", 20}}));
   fs::remove_all(dir);
 }

@@ -177,13 +177,14 @@ TEST(Variance, StoreAndExpandWithWorkspace) {
     xs.push_back({10 + (i * 5) % 17, 4});
   auto tdir = two_children_trace("expand-trace", xs);
   vprof::ws::Database db(dir / "vprof.db");
-  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
-          "(1,'a','a',1,3,1),(2,'b','b',1,1,0),(3,'c','c',1,0,0),(4,'d','d',1,0,0),(5,'e','e',1,0,0);"
-          "INSERT INTO calls VALUES (1,2,'direct','f.c',1,1),(2,3,'direct','f.c',2,1),"
-          "(2,4,'direct','f.c',3,1),(1,5,'direct','f.c',4,1);"
-          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
-          "(1,'call',1,2,'b','/src/f.c',10,3),(2,'call',1,5,'e','/src/f.c',11,3);"
-          "INSERT INTO plans VALUES (0,1,'root');");
+  db.exec(
+      "INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+      "(1,'a','a',1,3,1),(2,'b','b',1,1,0),(3,'c','c',1,0,0),(4,'d','d',1,0,0),(5,'e','e',1,0,0);"
+      "INSERT INTO calls VALUES (1,2,'direct','f.c',1,1),(2,3,'direct','f.c',2,1),"
+      "(2,4,'direct','f.c',3,1),(1,5,'direct','f.c',4,1);"
+      "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+      "(1,'call',1,2,'b','/src/f.c',10,3),(2,'call',1,5,'e','/src/f.c',11,3);"
+      "INSERT INTO plans VALUES (0,1,'root');");
   auto res = va::analyze(tdir, &db, {});
   EXPECT_TRUE(res.heights_from_db);
   EXPECT_EQ(res.H, 3);
@@ -247,15 +248,21 @@ TEST(Variance, AllLeavesStops) {
 // Property: for random record soups (any kinds, objects, sites, threads, processes),
 // every interval's critical path sums to its latency and every tree sums to its parent.
 TEST(Property, RandomTracesAreExact) {
-  static const unsigned kinds[] = {
-      VPROF_REC_ENTER, VPROF_REC_ENTER, VPROF_REC_ENTER, VPROF_REC_EXIT, VPROF_REC_EXIT,
-      VPROF_REC_EXIT, VPROF_REC_INTERVAL_BEGIN, VPROF_REC_INTERVAL_END, VPROF_REC_ATTACH,
-      VPROF_REC_DETACH, VPROF_REC_LABEL, VPROF_REC_LOCK_WAIT, VPROF_REC_LOCK_ACQUIRE,
-      VPROF_REC_LOCK_RELEASE, VPROF_REC_RWLOCK_WAIT_RD, VPROF_REC_RWLOCK_ACQUIRE_RD,
-      VPROF_REC_RWLOCK_RELEASE, VPROF_REC_COND_WAIT_BEGIN, VPROF_REC_COND_WAIT_END,
-      VPROF_REC_COND_WAIT_TIMEOUT, VPROF_REC_COND_SIGNAL, VPROF_REC_COND_BROADCAST,
-      VPROF_REC_SEM_WAIT, VPROF_REC_SEM_ACQUIRE, VPROF_REC_SEM_POST, VPROF_REC_HANDOFF_SEND,
-      VPROF_REC_HANDOFF_RECV, VPROF_REC_WAIT_BEGIN, VPROF_REC_WAIT_END, VPROF_REC_WAKE};
+  static const unsigned kinds[] = {VPROF_REC_ENTER,          VPROF_REC_ENTER,
+                                   VPROF_REC_ENTER,          VPROF_REC_EXIT,
+                                   VPROF_REC_EXIT,           VPROF_REC_EXIT,
+                                   VPROF_REC_INTERVAL_BEGIN, VPROF_REC_INTERVAL_END,
+                                   VPROF_REC_ATTACH,         VPROF_REC_DETACH,
+                                   VPROF_REC_LABEL,          VPROF_REC_LOCK_WAIT,
+                                   VPROF_REC_LOCK_ACQUIRE,   VPROF_REC_LOCK_RELEASE,
+                                   VPROF_REC_RWLOCK_WAIT_RD, VPROF_REC_RWLOCK_ACQUIRE_RD,
+                                   VPROF_REC_RWLOCK_RELEASE, VPROF_REC_COND_WAIT_BEGIN,
+                                   VPROF_REC_COND_WAIT_END,  VPROF_REC_COND_WAIT_TIMEOUT,
+                                   VPROF_REC_COND_SIGNAL,    VPROF_REC_COND_BROADCAST,
+                                   VPROF_REC_SEM_WAIT,       VPROF_REC_SEM_ACQUIRE,
+                                   VPROF_REC_SEM_POST,       VPROF_REC_HANDOFF_SEND,
+                                   VPROF_REC_HANDOFF_RECV,   VPROF_REC_WAIT_BEGIN,
+                                   VPROF_REC_WAIT_END,       VPROF_REC_WAKE};
   std::uint64_t total_intervals = 0, total_edges = 0, total_nodes = 0;
   for (int seed = 1; seed <= 40; ++seed) {
     std::mt19937_64 rng(seed);

@@ -126,12 +126,11 @@ TEST(Indirect, CallsThroughPointersReachAddressTakenFunctionsOfTheType) {
         "void not_taken(int x) { (void)x; }\n"
         "handler table[2] = {on_a, &on_b};\n"
         "int (*iptr)(int) = on_int;\n");
-  g.add("/virtual/use.c",
-        "typedef void (*handler)(int);\n"
-        "extern handler table[2];\n"
-        "void not_taken(int x);\n"
-        "void dispatch(int k) { table[k](k); not_taken(k); }\n"
-        "void via_ref(void (*fp)(int)) { (*fp)(1); }\n");
+  g.add("/virtual/use.c", "typedef void (*handler)(int);\n"
+                          "extern handler table[2];\n"
+                          "void not_taken(int x);\n"
+                          "void dispatch(int k) { table[k](k); not_taken(k); }\n"
+                          "void via_ref(void (*fp)(int)) { (*fp)(1); }\n");
   g.scan();
   EXPECT_EQ(g.callees("dispatch", "indirect"), (Names{"on_a", "on_b"}));
   EXPECT_EQ(g.callees("dispatch", "direct"), Names{"not_taken"});
@@ -264,11 +263,10 @@ TEST(Rewriter, IntervalGuardCallsGetNoProbe) {
 
 TEST(Heights, MetaHIsTheLargestHeightOfAnAnnotatedFunction) {
   Graph g;
-  g.add("/virtual/h.c",
-        "#include <stdint.h>\n#include <vprof/vprof.h>\n"
-        "void c(void) {}\nvoid b(void) { c(); }\nvoid a(void) { b(); }\n"
-        "void top(void) { a(); }\n"
-        "void root(uint64_t id) { VPROF_ATTACH(id); b(); VPROF_DETACH(id); }\n");
+  g.add("/virtual/h.c", "#include <stdint.h>\n#include <vprof/vprof.h>\n"
+                        "void c(void) {}\nvoid b(void) { c(); }\nvoid a(void) { b(); }\n"
+                        "void top(void) { a(); }\n"
+                        "void root(uint64_t id) { VPROF_ATTACH(id); b(); VPROF_DETACH(id); }\n");
   g.scan();
   EXPECT_EQ(g.height("top"), 3);
   EXPECT_EQ(g.height("root"), 2);
@@ -283,10 +281,9 @@ namespace {
 
 TEST(Rewriter, ForkGetsNoCallSiteProbe) {
   Graph g;
-  g.add("/virtual/fork.c",
-        "#include <unistd.h>\n"
-        "int work(void) { return 1; }\n"
-        "int spawn(void) { pid_t p = fork(); return p == 0 ? work() : 0; }\n");
+  g.add("/virtual/fork.c", "#include <unistd.h>\n"
+                           "int work(void) { return 1; }\n"
+                           "int spawn(void) { pid_t p = fork(); return p == 0 ? work() : 0; }\n");
   g.scan();
   instr::PlanOptions po;
   po.roots = {"spawn"};

@@ -232,10 +232,11 @@ TEST(Scan, GccOnlyFlagsDoNotStopTheParse) {
 // time stays in the caller. Calls of outside functions keep their probes; a plan that is
 // not final keeps every call-site probe.
 TEST(Rewriter, FinalPlanTimesOnlyOutsideCalls) {
-  Fixture fx("/virtual/f.c", "int printf(const char *, ...);\n"
-                             "int leaf(int x) { return x + 1; }\n"
-                             "int kept(int x) { return leaf(x) * 2; }\n"
-                             "int top(int x) {\n  printf(\"%d\", x);\n  return kept(x) + leaf(x);\n}\n");
+  Fixture fx("/virtual/f.c",
+             "int printf(const char *, ...);\n"
+             "int leaf(int x) { return x + 1; }\n"
+             "int kept(int x) { return leaf(x) * 2; }\n"
+             "int top(int x) {\n  printf(\"%d\", x);\n  return kept(x) + leaf(x);\n}\n");
   fx.scan();
   instr::PlanOptions po;
   po.roots = {"top"};

@@ -74,7 +74,7 @@ TEST(Options, MalformedValueKeepsDefaultAndNamesTheVariable) {
 }
 
 TEST(Options, SyncIsALevelZeroToTwoWithBooleanWordsKept) {
-  const std::pair<const char *, int> good[] = {{"0", 0}, {"1", 1}, {"2", 2},   {"off", 0},
+  const std::pair<const char *, int> good[] = {{"0", 0},  {"1", 1},   {"2", 2},    {"off", 0},
                                                {"on", 1}, {"yes", 1}, {"false", 0}};
   for (const auto &[v, want] : good) {
     int bad = -1;
@@ -98,9 +98,9 @@ TEST(Options, DescribeListsEveryOption) {
   size_t n = vprof_options_describe(&o, buf, sizeof buf);
   ASSERT_LT(n, sizeof buf);
   std::string text(buf, n);
-  for (const char *name : {"VPROF_TRACE_DIR=./vprof-trace", "VPROF_DISABLE=0",
-                           "VPROF_VERBOSE=0", "VPROF_MAX_THREAD_MB=256", "VPROF_SYNC=1",
-                           "VPROF_CHUNK_KB=1024", "VPROF_CALIBRATE_US="})
+  for (const char *name :
+       {"VPROF_TRACE_DIR=./vprof-trace", "VPROF_DISABLE=0", "VPROF_VERBOSE=0",
+        "VPROF_MAX_THREAD_MB=256", "VPROF_SYNC=1", "VPROF_CHUNK_KB=1024", "VPROF_CALIBRATE_US="})
     EXPECT_NE(text.find(name), std::string::npos) << name;
   EXPECT_EQ(vprof_options_describe(&o, nullptr, 0), n); // size query
 }

@@ -7,11 +7,11 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
-#include <chrono>
-#include <condition_variable>
 #include <mutex>
 #include <pthread.h>
 #include <sstream>
@@ -27,9 +27,7 @@ namespace {
 struct Rec {
   unsigned kind;
   uint64_t ticks, arg;
-  bool operator==(const Rec &o) const {
-    return kind == o.kind && ticks == o.ticks && arg == o.arg;
-  }
+  bool operator==(const Rec &o) const { return kind == o.kind && ticks == o.ticks && arg == o.arg; }
 };
 
 struct Stream {
@@ -190,12 +188,12 @@ TEST_F(Writer, AnnotationAbiRecordsAndLabels) {
   std::vector<unsigned> kinds;
   for (const Rec &r : s.recs)
     kinds.push_back(r.kind);
-  EXPECT_EQ(kinds, (std::vector<unsigned>{
-                       VPROF_REC_INTERVAL_BEGIN, VPROF_REC_LABEL, VPROF_REC_INTERVAL_BEGIN,
-                       VPROF_REC_LABEL, VPROF_REC_ATTACH, VPROF_REC_HANDOFF_SEND,
-                       VPROF_REC_HANDOFF_RECV, VPROF_REC_WAIT_BEGIN, VPROF_REC_WAIT_END,
-                       VPROF_REC_WAKE, VPROF_REC_DETACH, VPROF_REC_INTERVAL_END,
-                       VPROF_REC_INTERVAL_BEGIN}));
+  EXPECT_EQ(kinds, (std::vector<unsigned>{VPROF_REC_INTERVAL_BEGIN, VPROF_REC_LABEL,
+                                          VPROF_REC_INTERVAL_BEGIN, VPROF_REC_LABEL,
+                                          VPROF_REC_ATTACH, VPROF_REC_HANDOFF_SEND,
+                                          VPROF_REC_HANDOFF_RECV, VPROF_REC_WAIT_BEGIN,
+                                          VPROF_REC_WAIT_END, VPROF_REC_WAKE, VPROF_REC_DETACH,
+                                          VPROF_REC_INTERVAL_END, VPROF_REC_INTERVAL_BEGIN}));
   EXPECT_EQ(s.recs[0].arg, id);
   EXPECT_EQ(s.recs[1].arg, label.id);
   EXPECT_EQ(s.recs[0].ticks, s.recs[1].ticks); // LABEL shares BEGIN's timestamp
@@ -329,8 +327,7 @@ TEST_F(Writer, ProbeHotPathWritesDepthAndSite) {
   EXPECT_EQ(s.recs[1].kind, VPROF_REC_EXIT);
   EXPECT_EQ(s.recs[0].arg, s.recs[1].arg);
   EXPECT_EQ(s.recs[0].arg & 0xffffffffu, 9u);
-  EXPECT_EQ(s.recs[0].arg >> 32,
-            (uint32_t)(0u - (uintptr_t)__builtin_frame_address(0)));
+  EXPECT_EQ(s.recs[0].arg >> 32, (uint32_t)(0u - (uintptr_t)__builtin_frame_address(0)));
   EXPECT_LE(s.recs[0].ticks, s.recs[1].ticks);
 }
 

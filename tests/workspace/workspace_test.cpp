@@ -13,8 +13,9 @@ namespace {
 class WorkspaceTest : public ::testing::Test {
 protected:
   void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("vprof-ws-test-" + std::to_string(getpid()) + "-" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    dir_ = fs::temp_directory_path() /
+           ("vprof-ws-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
@@ -33,14 +34,19 @@ TEST_F(WorkspaceTest, CreatesSchemaAndVersion) {
   EXPECT_TRUE(fs::exists(dir_ / ".vprof" / "vprof.db"));
   EXPECT_EQ(count(db, "PRAGMA user_version"), vprof::ws::kSchemaVersion);
   for (const char *t : {"meta", "functions", "calls", "sites", "plans"})
-    EXPECT_EQ(count(db, std::string("SELECT COUNT(*) FROM sqlite_master WHERE name='") + t + "'"), 1) << t;
+    EXPECT_EQ(count(db, std::string("SELECT COUNT(*) FROM sqlite_master WHERE name='") + t + "'"),
+              1)
+        << t;
 }
 
 TEST_F(WorkspaceTest, ReopenKeepsData) {
   auto path = vprof::ws::default_path(dir_);
   {
     Database db(path);
-    db.prepare("INSERT INTO functions(usr, name, defined) VALUES(?, ?, 1)").bind(1, "c:@F@f").bind(2, "f").run();
+    db.prepare("INSERT INTO functions(usr, name, defined) VALUES(?, ?, 1)")
+        .bind(1, "c:@F@f")
+        .bind(2, "f")
+        .run();
   }
   Database db(path);
   auto st = db.prepare("SELECT name FROM functions WHERE usr = 'c:@F@f'");
@@ -50,12 +56,16 @@ TEST_F(WorkspaceTest, ReopenKeepsData) {
 
 TEST_F(WorkspaceTest, RefusesNewerSchema) {
   auto path = vprof::ws::default_path(dir_);
-  { Database db(path); db.exec("PRAGMA user_version = 99"); }
+  {
+    Database db(path);
+    db.exec("PRAGMA user_version = 99");
+  }
   try {
     Database db(path);
     FAIL() << "a newer schema must be refused";
   } catch (const vprof::ws::Error &e) {
-    EXPECT_NE(std::string(e.what()).find("schema version 99 is newer"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("schema version 99 is newer"), std::string::npos)
+        << e.what();
     EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos);
   }
 }
@@ -96,8 +106,10 @@ TEST_F(WorkspaceTest, SiteIdentityIsUnique) {
   Database db(vprof::ws::default_path(dir_));
   db.exec("INSERT INTO functions(id, usr, name) VALUES(1, 'u', 'f')");
   db.exec("INSERT INTO sites(kind, function, file, line, col) VALUES('body', 1, 'a.c', 1, 1)");
-  EXPECT_THROW(db.exec("INSERT INTO sites(kind, function, file, line, col) VALUES('body', 1, 'a.c', 1, 1)"),
-               vprof::ws::Error);
-  EXPECT_THROW(db.exec("INSERT INTO sites(kind, function, file, line, col) VALUES('loop', 1, 'a.c', 2, 1)"),
-               vprof::ws::Error);
+  EXPECT_THROW(
+      db.exec("INSERT INTO sites(kind, function, file, line, col) VALUES('body', 1, 'a.c', 1, 1)"),
+      vprof::ws::Error);
+  EXPECT_THROW(
+      db.exec("INSERT INTO sites(kind, function, file, line, col) VALUES('loop', 1, 'a.c', 2, 1)"),
+      vprof::ws::Error);
 }

@@ -41,14 +41,14 @@ struct AnalyzeOptions {
 struct Node {
   enum class Kind { Root, Site, Wait, Untracked };
   int id = 0;
-  int parent = -1;     // -1 for the root
+  int parent = -1; // -1 for the root
   Kind kind = Kind::Root;
-  std::int64_t site = 0;      // Site: the site id of the trace
-  std::string wait;           // Wait: mutex|rwlock|cond|sem|custom|handoff|queue
-  std::string name;           // display name (from the site table when known)
-  std::string path;           // stable key: "/s12/s40/wait:mutex/s7"
-  std::int64_t function = 0;  // workspace functions.id behind the node (0: unknown)
-  int height = -1;            // h(f) used for specificity (-1: unknown)
+  std::int64_t site = 0;     // Site: the site id of the trace
+  std::string wait;          // Wait: mutex|rwlock|cond|sem|custom|handoff|queue
+  std::string name;          // display name (from the site table when known)
+  std::string path;          // stable key: "/s12/s40/wait:mutex/s7"
+  std::int64_t function = 0; // workspace functions.id behind the node (0: unknown)
+  int height = -1;           // h(f) used for specificity (-1: unknown)
   int depth = 0;
 };
 
@@ -63,26 +63,26 @@ struct NodeStats {
   int node = 0;
   double mean_ns = 0, var_ns2 = 0;           // of T_n
   double body_mean_ns = 0, body_var_ns2 = 0; // of B_n
-  bool expanded = false;   // has children: its variance is decomposed
-  double residual = 0;     // |sum of terms - Var(T_n)| / scale (see docs/statistics.md)
-  double share = 0;        // Var(T_n) / Var(L)
+  bool expanded = false;                     // has children: its variance is decomposed
+  double residual = 0; // |sum of terms - Var(T_n)| / scale (see docs/statistics.md)
+  double share = 0;    // Var(T_n) / Var(L)
 };
 
 // One term of a variance tree: Var(X) or 2 Cov(X, Y); X, Y are a child's T or a body B.
 struct Factor {
   enum class Kind { Variance, Covariance };
   Kind kind = Kind::Variance;
-  std::string key;        // stable across runs: "var:<path>[#body]" / "cov:<a>|<b>"
-  int parent = 0;         // the node whose decomposition holds this term
-  int a = 0, b = -1;      // nodes; b = -1 for a variance term
+  std::string key;                     // stable across runs: "var:<path>[#body]" / "cov:<a>|<b>"
+  int parent = 0;                      // the node whose decomposition holds this term
+  int a = 0, b = -1;                   // nodes; b = -1 for a variance term
   bool a_body = false, b_body = false; // the term is over B_a (B_b) rather than T_a
-  std::string name;       // display
-  double term_ns2 = 0;    // Var, or 2 Cov (counted twice)
-  double share = 0;       // term / Var(L)
-  double share_lo = 0, share_hi = 0; // bootstrap interval (equal to share when not computed)
+  std::string name;                    // display
+  double term_ns2 = 0;                 // Var, or 2 Cov (counted twice)
+  double share = 0;                    // term / Var(L)
+  double share_lo = 0, share_hi = 0;   // bootstrap interval (equal to share when not computed)
   bool has_ci = false;
   double specificity = 0, score = 0;
-  bool leaf = false;      // nothing instrumentable below it
+  bool leaf = false; // nothing instrumentable below it
 };
 
 // A place: one function, one call of an outside function (fsync in Wal::commit) or one
@@ -93,32 +93,32 @@ struct Factor {
 // `via` splits its contribution by the way it reaches the critical path: the interval's
 // own path ("") or as the waker's work of a wait on it. docs/statistics.md, "Places".
 struct Place {
-  std::string key;            // "f:<function id>", "x:<callee>@<caller id>", "s:<site>",
-                              // "w:<kind>@<enclosing key>"
-  std::string name;           // display
-  std::int64_t function = 0;  // the function behind it (0: outside the program, a wait)
-  int contexts = 0;           // tree nodes merged into it (in this group)
+  std::string key;           // "f:<function id>", "x:<callee>@<caller id>", "s:<site>",
+                             // "w:<kind>@<enclosing key>"
+  std::string name;          // display
+  std::int64_t function = 0; // the function behind it (0: outside the program, a wait)
+  int contexts = 0;          // tree nodes merged into it (in this group)
   double mean_ns = 0, var_ns2 = 0;
-  double share = 0;           // Var(X_p) / Var(L)
-  double contribution = 0;    // Cov(X_p, L) / Var(L): all places, untracked time and the
-                              // root's body sum to 1
+  double share = 0;                  // Var(X_p) / Var(L)
+  double contribution = 0;           // Cov(X_p, L) / Var(L): all places, untracked time and the
+                                     // root's body sum to 1
   double specificity = 0, score = 0; // score = specificity x share
-  bool waker = false;         // its largest part is a waker's work (via a wait)
+  bool waker = false;                // its largest part is a waker's work (via a wait)
   std::vector<std::pair<std::string, double>> via; // (wait place name or "", contribution)
 };
 
 struct WhatIf {
-  std::string key;        // the factor
+  std::string key; // the factor
   double var_after_ns2 = 0, p99_after_ns = 0;
   double var_drop = 0, p99_drop = 0; // fractions of the original (0.25 = 25 % less)
 };
 
 struct GroupResult {
-  std::string label;          // "" = all intervals
+  std::string label; // "" = all intervals
   LatencyStats latency;
-  std::vector<NodeStats> nodes;   // nodes seen in this group
-  std::vector<Factor> factors;    // sorted by score, descending
-  std::vector<Place> places;      // sorted by score, descending
+  std::vector<NodeStats> nodes; // nodes seen in this group
+  std::vector<Factor> factors;  // sorted by score, descending
+  std::vector<Place> places;    // sorted by score, descending
   // The waits on the intervals' own path, each place's time being the whole wait (the
   // waker's work below it included); sorted by contribution, descending.
   std::vector<Place> waits;
@@ -132,7 +132,7 @@ struct AnalysisResult {
   std::uint64_t intervals = 0, intervals_unfinished = 0, wake_edges = 0;
   std::uint64_t abandoned_frames = 0, path_sum_mismatches = 0, inexact_splits = 0;
   double ticks_per_second = 0;
-  int H = 0;                      // the root height used for specificity
+  int H = 0; // the root height used for specificity
   bool heights_from_db = false;
   std::vector<Node> nodes;
   std::vector<GroupResult> groups; // [0] = all intervals, then one per label
@@ -155,9 +155,9 @@ void ensure_tables(ws::Database &db);
 std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration);
 
 struct RenderOptions {
-  int max_factors = 20;       // rows of the factor table
-  double min_tree_share = 0.01;  // tree nodes (and bodies) below this share of Var(L) are folded
-  int max_depth = 14;            // deeper subtrees are summarised by their node count
+  int max_factors = 20;         // rows of the factor table
+  double min_tree_share = 0.01; // tree nodes (and bodies) below this share of Var(L) are folded
+  int max_depth = 14;           // deeper subtrees are summarised by their node count
   bool all_groups = true;
 };
 // A readable report: latency statistics, the variance tree, the ranked factor table and
@@ -168,11 +168,11 @@ std::string render_json(const AnalysisResult &res);
 
 struct ExpandResult {
   bool stop = false;
-  std::string reason;               // "top-k unchanged" | "all top factors are leaves" |
-                                    // "iteration budget reached" | "expanded"
+  std::string reason; // "top-k unchanged" | "all top factors are leaves" |
+                      // "iteration budget reached" | "expanded"
   int next_iteration = 0;
-  std::vector<std::string> top_keys;    // the top-k factor keys considered
-  std::vector<std::int64_t> added;      // functions added to plan next_iteration
+  std::vector<std::string> top_keys; // the top-k factor keys considered
+  std::vector<std::int64_t> added;   // functions added to plan next_iteration
 };
 // Reads the latest stored run of `iteration` (group "" = all intervals), takes the k
 // best-ranked factors that still have something to add (looking at most 4k ranks deep; a
@@ -186,7 +186,7 @@ struct ExpandResult {
 ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations = 8);
 
 struct PruneResult {
-  bool written = false;   // plan next_iteration was written (something was dropped)
+  bool written = false; // plan next_iteration was written (something was dropped)
   int next_iteration = 0;
   std::size_t kept = 0, dropped = 0;
 };
@@ -194,9 +194,10 @@ struct PruneResult {
 // matter in the latest stored run of any iteration up to `iteration` (all intervals) —
 // those holding a place (their own time, a call of an outside function in them) or a wait
 // (with the waker's work it stands for) whose contribution or share reaches `threshold`
-// in absolute value — plus the annotated functions; reason "final:<old reason>". The functions dropped only cost probes: their time moves to
-// their callers' bodies or the root. Writes nothing (written = false) when nothing would
-// be dropped. Throws AnalysisError when the iteration has no stored run.
+// in absolute value — plus the annotated functions; reason "final:<old reason>". The functions
+// dropped only cost probes: their time moves to their callers' bodies or the root. Writes nothing
+// (written = false) when nothing would be dropped. Throws AnalysisError when the iteration has no
+// stored run.
 PruneResult prune(ws::Database &db, int iteration, double threshold);
 // Whether plan `iteration` is a final plan written by prune().
 bool is_final_plan(ws::Database &db, int iteration);

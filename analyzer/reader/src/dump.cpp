@@ -39,8 +39,8 @@ void print_arg(std::FILE *out, const ProcessInfo *proc, unsigned kind, std::uint
   }
 }
 
-void print_stream(std::FILE *out, const Stream &s, const ProcessInfo *proc,
-                  std::uint64_t run_base, double hz, bool headers_only) {
+void print_stream(std::FILE *out, const Stream &s, const ProcessInfo *proc, std::uint64_t run_base,
+                  double hz, bool headers_only) {
   const auto &in = s.info();
   std::fprintf(out,
                "# stream %s pid=%u tid=%u ppid=%u seq=%u thread=\"%s\" clock=%s hz=%" PRIu64

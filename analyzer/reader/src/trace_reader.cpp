@@ -23,35 +23,64 @@ TraceError::TraceError(std::filesystem::path file, std::uint64_t offset, std::st
 
 const char *kind_name(unsigned kind) {
   switch (kind) {
-  case VPROF_REC_ENTER: return "ENTER";
-  case VPROF_REC_EXIT: return "EXIT";
-  case VPROF_REC_INTERVAL_BEGIN: return "INTERVAL_BEGIN";
-  case VPROF_REC_INTERVAL_END: return "INTERVAL_END";
-  case VPROF_REC_ATTACH: return "ATTACH";
-  case VPROF_REC_DETACH: return "DETACH";
-  case VPROF_REC_LABEL: return "LABEL";
-  case VPROF_REC_LOCK_WAIT: return "LOCK_WAIT";
-  case VPROF_REC_LOCK_ACQUIRE: return "LOCK_ACQUIRE";
-  case VPROF_REC_LOCK_RELEASE: return "LOCK_RELEASE";
-  case VPROF_REC_RWLOCK_WAIT_RD: return "RWLOCK_WAIT_RD";
-  case VPROF_REC_RWLOCK_WAIT_WR: return "RWLOCK_WAIT_WR";
-  case VPROF_REC_RWLOCK_ACQUIRE_RD: return "RWLOCK_ACQUIRE_RD";
-  case VPROF_REC_RWLOCK_ACQUIRE_WR: return "RWLOCK_ACQUIRE_WR";
-  case VPROF_REC_RWLOCK_RELEASE: return "RWLOCK_RELEASE";
-  case VPROF_REC_COND_WAIT_BEGIN: return "COND_WAIT_BEGIN";
-  case VPROF_REC_COND_WAIT_END: return "COND_WAIT_END";
-  case VPROF_REC_COND_WAIT_TIMEOUT: return "COND_WAIT_TIMEOUT";
-  case VPROF_REC_COND_SIGNAL: return "COND_SIGNAL";
-  case VPROF_REC_COND_BROADCAST: return "COND_BROADCAST";
-  case VPROF_REC_SEM_WAIT: return "SEM_WAIT";
-  case VPROF_REC_SEM_ACQUIRE: return "SEM_ACQUIRE";
-  case VPROF_REC_SEM_POST: return "SEM_POST";
-  case VPROF_REC_HANDOFF_SEND: return "HANDOFF_SEND";
-  case VPROF_REC_HANDOFF_RECV: return "HANDOFF_RECV";
-  case VPROF_REC_WAIT_BEGIN: return "WAIT_BEGIN";
-  case VPROF_REC_WAIT_END: return "WAIT_END";
-  case VPROF_REC_WAKE: return "WAKE";
-  default: return nullptr;
+  case VPROF_REC_ENTER:
+    return "ENTER";
+  case VPROF_REC_EXIT:
+    return "EXIT";
+  case VPROF_REC_INTERVAL_BEGIN:
+    return "INTERVAL_BEGIN";
+  case VPROF_REC_INTERVAL_END:
+    return "INTERVAL_END";
+  case VPROF_REC_ATTACH:
+    return "ATTACH";
+  case VPROF_REC_DETACH:
+    return "DETACH";
+  case VPROF_REC_LABEL:
+    return "LABEL";
+  case VPROF_REC_LOCK_WAIT:
+    return "LOCK_WAIT";
+  case VPROF_REC_LOCK_ACQUIRE:
+    return "LOCK_ACQUIRE";
+  case VPROF_REC_LOCK_RELEASE:
+    return "LOCK_RELEASE";
+  case VPROF_REC_RWLOCK_WAIT_RD:
+    return "RWLOCK_WAIT_RD";
+  case VPROF_REC_RWLOCK_WAIT_WR:
+    return "RWLOCK_WAIT_WR";
+  case VPROF_REC_RWLOCK_ACQUIRE_RD:
+    return "RWLOCK_ACQUIRE_RD";
+  case VPROF_REC_RWLOCK_ACQUIRE_WR:
+    return "RWLOCK_ACQUIRE_WR";
+  case VPROF_REC_RWLOCK_RELEASE:
+    return "RWLOCK_RELEASE";
+  case VPROF_REC_COND_WAIT_BEGIN:
+    return "COND_WAIT_BEGIN";
+  case VPROF_REC_COND_WAIT_END:
+    return "COND_WAIT_END";
+  case VPROF_REC_COND_WAIT_TIMEOUT:
+    return "COND_WAIT_TIMEOUT";
+  case VPROF_REC_COND_SIGNAL:
+    return "COND_SIGNAL";
+  case VPROF_REC_COND_BROADCAST:
+    return "COND_BROADCAST";
+  case VPROF_REC_SEM_WAIT:
+    return "SEM_WAIT";
+  case VPROF_REC_SEM_ACQUIRE:
+    return "SEM_ACQUIRE";
+  case VPROF_REC_SEM_POST:
+    return "SEM_POST";
+  case VPROF_REC_HANDOFF_SEND:
+    return "HANDOFF_SEND";
+  case VPROF_REC_HANDOFF_RECV:
+    return "HANDOFF_RECV";
+  case VPROF_REC_WAIT_BEGIN:
+    return "WAIT_BEGIN";
+  case VPROF_REC_WAIT_END:
+    return "WAIT_END";
+  case VPROF_REC_WAKE:
+    return "WAKE";
+  default:
+    return nullptr;
   }
 }
 
@@ -97,9 +126,10 @@ Stream::Stream(const std::filesystem::path &file) {
   auto size = static_cast<std::uint64_t>(st.st_size);
   if (size < VPROF_STREAM_HEADER_SIZE) {
     ::close(fd);
-    throw TraceError(file, size, "truncated header: file has " + std::to_string(size) +
-                                     " bytes, a stream header needs " +
-                                     std::to_string(VPROF_STREAM_HEADER_SIZE));
+    throw TraceError(file, size,
+                     "truncated header: file has " + std::to_string(size) +
+                         " bytes, a stream header needs " +
+                         std::to_string(VPROF_STREAM_HEADER_SIZE));
   }
   void *m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
   int e = errno;
@@ -148,7 +178,7 @@ Stream::Stream(const std::filesystem::path &file) {
   info_.thread_name.assign(h.thread_name, strnlen(h.thread_name, sizeof h.thread_name));
 
   records_ = reinterpret_cast<const vprof_record *>(static_cast<const char *>(m) +
-                                                     VPROF_STREAM_HEADER_SIZE);
+                                                    VPROF_STREAM_HEADER_SIZE);
   std::size_t n = static_cast<std::size_t>(h.capacity_records);
   // Validate through pread in windows rather than through the mapping: opening a large
   // trace must neither make the file resident nor fault every page twice.
@@ -197,7 +227,8 @@ void Stream::release_pages(std::size_t begin, std::size_t end) const {
   static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   if (!map_ || end <= begin)
     return;
-  std::size_t lo = static_cast<std::size_t>(offset_of(begin)), hi = static_cast<std::size_t>(offset_of(end));
+  std::size_t lo = static_cast<std::size_t>(offset_of(begin)),
+              hi = static_cast<std::size_t>(offset_of(end));
   hi = std::min(hi, map_size_);
   lo = (lo + page - 1) / page * page;
   hi -= hi % page;
@@ -361,8 +392,9 @@ Trace Trace::open(const std::filesystem::path &dir, const OpenOptions &opt) {
       p->base_ticks = si.base_ticks;
       p->base_realtime_ns = si.base_realtime_ns;
     } else if (si.base_ticks != p->base_ticks || si.clock_kind != p->clock_kind) {
-      throw TraceError(si.path, 32, "base_ticks/clock_kind differ from the other streams of pid " +
-                                        std::to_string(si.pid));
+      throw TraceError(si.path, 32,
+                       "base_ticks/clock_kind differ from the other streams of pid " +
+                           std::to_string(si.pid));
     }
     p->dropped += si.dropped;
     p->streams.push_back(i);

@@ -12,7 +12,8 @@ constexpr const char *kSchema =
     ;
 
 [[noreturn]] void fail(sqlite3 *db, const std::filesystem::path &path, std::string_view what) {
-  throw Error(path.string() + ": " + std::string(what) + ": " + (db ? sqlite3_errmsg(db) : "out of memory"));
+  throw Error(path.string() + ": " + std::string(what) + ": " +
+              (db ? sqlite3_errmsg(db) : "out of memory"));
 }
 
 } // namespace
@@ -21,8 +22,10 @@ Database::Database(const std::filesystem::path &path) : path_(path) {
   std::error_code ec;
   if (path.has_parent_path())
     std::filesystem::create_directories(path.parent_path(), ec);
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) != SQLITE_OK) {
-    std::string msg = path.string() + ": cannot open workspace database: " + (db_ ? sqlite3_errmsg(db_) : "out of memory");
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    std::string msg = path.string() + ": cannot open workspace database: " +
+                      (db_ ? sqlite3_errmsg(db_) : "out of memory");
     sqlite3_close(db_);
     db_ = nullptr;
     throw Error(msg);
@@ -75,7 +78,8 @@ std::optional<std::string> Database::meta(std::string_view key) {
 }
 
 void Database::set_meta(std::string_view key, std::string_view value) {
-  prepare("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value")
+  prepare("INSERT INTO meta(key, value) VALUES(?, ?) ON CONFLICT(key) DO UPDATE SET value = "
+          "excluded.value")
       .bind(1, key)
       .bind(2, value)
       .run();
@@ -109,7 +113,8 @@ Statement &Statement::bind(int i, double v) {
   return *this;
 }
 Statement &Statement::bind(int i, std::string_view v) {
-  if (sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT) != SQLITE_OK)
+  if (sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT) !=
+      SQLITE_OK)
     fail(db_->handle(), db_->path(), "bind");
   return *this;
 }
@@ -138,10 +143,14 @@ std::int64_t Statement::int64(int c) const { return sqlite3_column_int64(stmt_, 
 double Statement::real(int c) const { return sqlite3_column_double(stmt_, c); }
 std::string Statement::text(int c) const {
   const unsigned char *p = sqlite3_column_text(stmt_, c);
-  return p ? std::string(reinterpret_cast<const char *>(p), static_cast<size_t>(sqlite3_column_bytes(stmt_, c))) : std::string();
+  return p ? std::string(reinterpret_cast<const char *>(p),
+                         static_cast<size_t>(sqlite3_column_bytes(stmt_, c)))
+           : std::string();
 }
 bool Statement::is_null(int c) const { return sqlite3_column_type(stmt_, c) == SQLITE_NULL; }
 
-std::filesystem::path default_path(const std::filesystem::path &root) { return root / ".vprof" / "vprof.db"; }
+std::filesystem::path default_path(const std::filesystem::path &root) {
+  return root / ".vprof" / "vprof.db";
+}
 
 } // namespace vprof::ws

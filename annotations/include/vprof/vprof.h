@@ -77,15 +77,15 @@ void vprof_wake(const void *obj);
 
 #if defined(VPROF_ENABLE)
 
-#define VPROF_INTERVAL_BEGIN(id_lvalue, label_literal)                         \
-  do {                                                                         \
-    static vprof_label vprof_label_desc_ = {label_literal, 0};                 \
-    (id_lvalue) = vprof_interval_begin(&vprof_label_desc_);                    \
+#define VPROF_INTERVAL_BEGIN(id_lvalue, label_literal)                                             \
+  do {                                                                                             \
+    static vprof_label vprof_label_desc_ = {label_literal, 0};                                     \
+    (id_lvalue) = vprof_interval_begin(&vprof_label_desc_);                                        \
   } while (0)
-#define VPROF_INTERVAL_BEGIN_ID(id, label_literal)                             \
-  do {                                                                         \
-    static vprof_label vprof_label_desc_ = {label_literal, 0};                 \
-    vprof_interval_begin_id((id), &vprof_label_desc_);                         \
+#define VPROF_INTERVAL_BEGIN_ID(id, label_literal)                                                 \
+  do {                                                                                             \
+    static vprof_label vprof_label_desc_ = {label_literal, 0};                                     \
+    vprof_interval_begin_id((id), &vprof_label_desc_);                                             \
   } while (0)
 #define VPROF_INTERVAL_END(id) vprof_interval_end(id)
 #define VPROF_ATTACH(id) vprof_interval_attach(id)
@@ -98,13 +98,13 @@ void vprof_wake(const void *obj);
 
 #else /* annotations disabled: no code, no reference to the runtime */
 
-#define VPROF_INTERVAL_BEGIN(id_lvalue, label_literal)                         \
-  do {                                                                         \
-    (id_lvalue) = 0;                                                           \
+#define VPROF_INTERVAL_BEGIN(id_lvalue, label_literal)                                             \
+  do {                                                                                             \
+    (id_lvalue) = 0;                                                                               \
   } while (0)
-#define VPROF_INTERVAL_BEGIN_ID(id, label_literal)                             \
-  do {                                                                         \
-    (void)(id);                                                                \
+#define VPROF_INTERVAL_BEGIN_ID(id, label_literal)                                                 \
+  do {                                                                                             \
+    (void)(id);                                                                                    \
   } while (0)
 #define VPROF_INTERVAL_END(id) ((void)(id))
 #define VPROF_ATTACH(id) ((void)(id))

@@ -114,8 +114,8 @@ public:
 } // namespace vprof
 
 // Declares `var`, a vprof::interval labelled by a string literal, with its descriptor.
-#define VPROF_SCOPED_INTERVAL(var, label_literal)                              \
-  static vprof_label var##_vprof_label_{label_literal, 0};                     \
+#define VPROF_SCOPED_INTERVAL(var, label_literal)                                                  \
+  static vprof_label var##_vprof_label_{label_literal, 0};                                         \
   ::vprof::interval var(var##_vprof_label_)
 
 #endif // VPROF_VPROF_HPP

@@ -130,8 +130,7 @@ private:
 
 /* Times one call: `f` is a lambda that performs the call and returns its result with */
 /* decltype(auto), so references stay references and prvalues are not copied. */
-template <class F>
-VPROF_ALWAYS_INLINE_ decltype(auto) call(uint32_t site, F &&f) {
+template <class F> VPROF_ALWAYS_INLINE_ decltype(auto) call(uint32_t site, F &&f) {
   probe_scope scope(site);
   return static_cast<F &&>(f)();
 }
@@ -139,14 +138,14 @@ VPROF_ALWAYS_INLINE_ decltype(auto) call(uint32_t site, F &&f) {
 } /* namespace rt */
 } /* namespace vprof */
 
-#define VPROF_PROBE_SCOPE(site)                                                \
+#define VPROF_PROBE_SCOPE(site)                                                                    \
   ::vprof::rt::probe_scope vprof_probe_scope_##site { site }
 
 #else /* C */
 
-#define VPROF_PROBE_SCOPE(site)                                                \
-  __attribute__((cleanup(vprof_probe_exit_), unused))                          \
-  vprof_probe_scope vprof_probe_scope_##site = vprof_probe_enter_(site)
+#define VPROF_PROBE_SCOPE(site)                                                                    \
+  __attribute__((cleanup(vprof_probe_exit_), unused)) vprof_probe_scope vprof_probe_scope_##site = \
+      vprof_probe_enter_(site)
 
 #endif /* __cplusplus */
 

@@ -41,13 +41,13 @@ enum vprof_clock_kind {
 
 /* features: bits describing what the writer recorded */
 #define VPROF_FEATURE_SYNC_INTERPOSE ((uint64_t)1 << 0) /* pthread/sem calls recorded */
-#define VPROF_FEATURE_FRAME_DEPTH ((uint64_t)1 << 1) /* probe records carry frame depth */
+#define VPROF_FEATURE_FRAME_DEPTH ((uint64_t)1 << 1)    /* probe records carry frame depth */
 /* with SYNC_INTERPOSE: only edge-forming sync records were written (VPROF_SYNC=1);
  * uncontended acquisitions and releases that woke nobody are absent */
 #define VPROF_FEATURE_SYNC_EDGES_ONLY ((uint64_t)1 << 2)
 
 /* flags (updated in place while the process runs) */
-#define VPROF_STREAM_CLOSED (1u << 0)    /* the thread or process ended normally */
+#define VPROF_STREAM_CLOSED (1u << 0)     /* the thread or process ended normally */
 #define VPROF_STREAM_FORK_CHILD (1u << 1) /* first stream of a forked child */
 
 /*
@@ -162,11 +162,11 @@ enum vprof_record_kind {
    *   LOCK_RELEASE(mutex) COND_WAIT_BEGIN(cond) … COND_WAIT_END(cond)
    *   LOCK_ACQUIRE(mutex)
    * COND_WAIT_TIMEOUT replaces COND_WAIT_END when the wait timed out. */
-  VPROF_REC_COND_WAIT_BEGIN = 48, /* arg: cond */
-  VPROF_REC_COND_WAIT_END = 49,   /* arg: cond */
+  VPROF_REC_COND_WAIT_BEGIN = 48,   /* arg: cond */
+  VPROF_REC_COND_WAIT_END = 49,     /* arg: cond */
   VPROF_REC_COND_WAIT_TIMEOUT = 50, /* arg: cond */
-  VPROF_REC_COND_SIGNAL = 51,     /* arg: cond; written before the real call */
-  VPROF_REC_COND_BROADCAST = 52,  /* arg: cond; written before the real call */
+  VPROF_REC_COND_SIGNAL = 51,       /* arg: cond; written before the real call */
+  VPROF_REC_COND_BROADCAST = 52,    /* arg: cond; written before the real call */
 
   /* sem_* (interposed) */
   VPROF_REC_SEM_WAIT = 56,    /* arg: obj; count was zero, thread blocks */
@@ -174,11 +174,11 @@ enum vprof_record_kind {
   VPROF_REC_SEM_POST = 58,    /* arg: obj; written before the real post */
 
   /* hand-offs and custom primitives (annotations) */
-  VPROF_REC_HANDOFF_SEND = 64,  /* arg: obj (queue or message) */
-  VPROF_REC_HANDOFF_RECV = 65,  /* arg: obj */
-  VPROF_REC_WAIT_BEGIN = 66,    /* arg: obj; thread blocks on a custom primitive */
-  VPROF_REC_WAIT_END = 67,      /* arg: obj */
-  VPROF_REC_WAKE = 68           /* arg: obj; releases waiters of obj */
+  VPROF_REC_HANDOFF_SEND = 64, /* arg: obj (queue or message) */
+  VPROF_REC_HANDOFF_RECV = 65, /* arg: obj */
+  VPROF_REC_WAIT_BEGIN = 66,   /* arg: obj; thread blocks on a custom primitive */
+  VPROF_REC_WAIT_END = 67,     /* arg: obj */
+  VPROF_REC_WAKE = 68          /* arg: obj; releases waiters of obj */
 };
 
 static __inline__ uint64_t vprof_record_head(unsigned kind, uint64_t ticks) {
@@ -197,10 +197,9 @@ static_assert(sizeof(vprof_stream_header) == VPROF_STREAM_HEADER_SIZE,
               "stream header is 256 bytes");
 static_assert(sizeof(vprof_record) == VPROF_RECORD_SIZE, "record is 16 bytes");
 #else /* C99 has no _Static_assert: a negative array size fails the build */
-typedef char vprof_assert_header_size_[
-    sizeof(vprof_stream_header) == VPROF_STREAM_HEADER_SIZE ? 1 : -1];
-typedef char vprof_assert_record_size_[sizeof(vprof_record) == VPROF_RECORD_SIZE ? 1
-                                                                                 : -1];
+typedef char
+    vprof_assert_header_size_[sizeof(vprof_stream_header) == VPROF_STREAM_HEADER_SIZE ? 1 : -1];
+typedef char vprof_assert_record_size_[sizeof(vprof_record) == VPROF_RECORD_SIZE ? 1 : -1];
 #endif
 
 #endif /* VPROF_TRACE_FORMAT_H */

@@ -6,8 +6,8 @@
 #include <vprof/trace_format.h>
 
 #include <cstddef>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <memory>
@@ -106,10 +106,10 @@ struct ProcessInfo {
   std::uint64_t ticks_per_second = 0;
   std::uint64_t base_ticks = 0;
   std::uint64_t base_realtime_ns = 0;
-  std::uint64_t dropped = 0;            // sum over its streams
+  std::uint64_t dropped = 0;                   // sum over its streams
   std::map<std::uint32_t, std::string> labels; // <pid>.labels
-  std::vector<SharedMapping> shared;    // sorted by start, from <pid>.maps
-  std::vector<std::size_t> streams;     // indices into Trace::streams(), by stream_seq
+  std::vector<SharedMapping> shared;           // sorted by start, from <pid>.maps
+  std::vector<std::size_t> streams;            // indices into Trace::streams(), by stream_seq
 
   // The (dev, inode, offset) of an address in a shared mapping, or false.
   bool shared_key(std::uint64_t addr, std::uint64_t &dev, std::uint64_t &inode,
