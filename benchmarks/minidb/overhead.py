@@ -91,7 +91,7 @@ def main():
         db = vprof_project.workspace_db(proj)
         planned = sh(["sqlite3", str(db), f"SELECT COUNT(*) FROM plans WHERE iteration = {it}"]).stdout.strip()
         names = sh(["sqlite3", str(db), "SELECT f.name FROM plans p JOIN functions f ON "
-                    f"f.id = p.function WHERE p.iteration = {it} ORDER BY f.name"]).stdout.split()
+                    f"f.id = p.function WHERE p.iteration = {it} ORDER BY f.name"]).stdout.splitlines()
         sites = sh(["sqlite3", str(db), "SELECT COUNT(*) FROM sites"]).stdout.strip()
 
         try:
