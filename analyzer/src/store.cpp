@@ -354,8 +354,10 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
     return er;
   }
   ws::Transaction tx(db);
-  auto copy = db.prepare("INSERT OR IGNORE INTO plans(iteration, function, reason) "
-                         "SELECT ?, function, reason FROM plans WHERE iteration = ?");
+  // (expanding a final plan by hand: the next plan is not final)
+  auto copy = db.prepare("INSERT OR IGNORE INTO plans(iteration, function, reason) SELECT ?, "
+                         "function, CASE WHEN reason LIKE 'final:%' THEN substr(reason, 7) "
+                         "ELSE reason END FROM plans WHERE iteration = ?");
   copy.bind(1, iteration + 1).bind(2, iteration).run();
   auto ins = db.prepare("INSERT OR IGNORE INTO plans(iteration, function, reason) VALUES (?,?,?)");
   for (const auto &[f, key] : additions) {

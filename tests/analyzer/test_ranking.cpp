@@ -413,6 +413,16 @@ TEST(Prune, FinalPlanKeepsWhatCarriesVariance) {
   EXPECT_FALSE(again.written);
   EXPECT_EQ(again.kept, 3u);
   EXPECT_EQ(again.dropped, 0u);
+  // Expanding a final plan by hand gives a plan that is not final. (A later run of the
+  // final plan where the waker's frames are missing: the wait expands into the callers of
+  // pthread_cond_signal, helper, which the final plan had dropped.)
+  va::store(db, va::analyze(condvar_trace(dir / "b", false), &db, {}), 1);
+  auto e = va::expand(db, 1, 3, 8);
+  ASSERT_FALSE(e.stop) << e.reason;
+  EXPECT_FALSE(va::is_final_plan(db, 2));
+  auto r = db.prepare("SELECT reason FROM plans WHERE iteration = 2 AND function = 11");
+  ASSERT_TRUE(r.step());
+  EXPECT_EQ(r.text(0), "expand:x");
 }
 
 // A function on the frontier of the plan (a defined callee not planned) has its whole
