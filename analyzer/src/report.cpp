@@ -204,7 +204,9 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
       out += buf;
     }
   }
-  out += "\n" + tree + "\n";
+  out += "\n";
+  if (opt.tree)
+    out += tree + "\n";
 }
 
 } // namespace

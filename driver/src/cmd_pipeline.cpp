@@ -105,6 +105,32 @@ std::string summary_line(const analyzer::AnalysisResult &res) {
   return line;
 }
 
+// What `vprof loop` prints at the end: the answer for all intervals (places, waits,
+// factors, what-if), one line per interval type, and where the whole report is.
+std::string summary_text(const Context &ctx, const analyzer::AnalysisResult &res, int iteration) {
+  analyzer::RenderOptions ro;
+  ro.all_groups = false;
+  ro.tree = false;
+  ro.max_factors = 10;
+  std::ostringstream out;
+  out << analyzer::render_text(res, ro);
+  if (res.groups.size() > 1) {
+    out << "by interval type (top place by score):\n";
+    for (std::size_t i = 1; i < res.groups.size(); ++i) {
+      const auto &g = res.groups[i];
+      out << "  " << g.label << ": n=" << g.latency.count << ", mean " << ms(g.latency.mean_ns)
+          << ", p99 " << ms(g.latency.p99_ns);
+      if (!g.places.empty())
+        out << "; " << g.places.front().name << " (" << pct(g.places.front().contribution)
+            << " of its Var(L))";
+      out << "\n";
+    }
+  }
+  out << "\nthe whole report (every interval type, the variance tree): "
+      << report_path(ctx.cfg, iteration, ".txt").string() << " (`vprof report`)\n";
+  return out.str();
+}
+
 // Analyzes `trace_dir` as a run of `iteration`, stores it and writes the reports.
 analyzer::AnalysisResult analyze_and_store(const Context &ctx, ws::Database &db,
                                            const fs::path &trace_dir, int iteration) {
@@ -125,6 +151,7 @@ analyzer::AnalysisResult analyze_and_store(const Context &ctx, ws::Database &db,
   analyzer::store(db, res, iteration);
   write_file(report_path(ctx.cfg, iteration, ".txt"), analyzer::render_text(res));
   write_file(report_path(ctx.cfg, iteration, ".json"), analyzer::render_json(res));
+  write_file(report_path(ctx.cfg, iteration, ".summary.txt"), summary_text(ctx, res, iteration));
   return res;
 }
 
@@ -432,9 +459,11 @@ int run_loop(Context &ctx) {
   }
   ctx.progress("stopped after iteration " + std::to_string(last_it) + ": " + stop_reason);
   if (have_last) {
-    *ctx.out << analyzer::render_text(last);
+    *ctx.out << summary_text(ctx, last, last_it);
   } else if (last_it >= 0) {
-    std::ifstream in(report_path(ctx.cfg, last_it, ".txt"));
+    std::ifstream in(report_path(ctx.cfg, last_it, ".summary.txt"));
+    if (!in)
+      in.open(report_path(ctx.cfg, last_it, ".txt"));
     *ctx.out << in.rdbuf();
   }
   return kExitOk;
