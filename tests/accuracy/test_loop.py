@@ -105,6 +105,10 @@ def run_loop(program, project: pathlib.Path, vprof: pathlib.Path, seed: int = 1)
                           text=True, timeout=600)
     seconds = time.monotonic() - t0
     assert loop.returncode == 0, loop.stderr[-3000:]
+    # the loop ends with the answer for all intervals and the path of the whole report
+    assert "where the variance comes from, by place" in loop.stdout, loop.stdout[-2000:]
+    assert "the whole report" in loop.stdout and "variance tree (" not in loop.stdout
+    assert list((project / ".vprof" / "reports").glob("iter-*.summary.txt"))
     db = sqlite3.connect(project / ".vprof" / "vprof.db")
     run, iteration = db.execute(
         "SELECT id, iteration FROM analysis_runs ORDER BY id DESC LIMIT 1").fetchone()
