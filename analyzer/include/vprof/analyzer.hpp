@@ -159,7 +159,7 @@ struct RenderOptions {
   double min_tree_share = 0.01; // tree nodes (and bodies) below this share of Var(L) are folded
   int max_depth = 14;           // deeper subtrees are summarised by their node count
   bool all_groups = true;
-  bool tree = true;             // print the variance tree (after the tables)
+  bool tree = true; // print the variance tree (after the tables)
 };
 // A readable report: latency statistics, the variance tree, the ranked factor table and
 // the what-if table, for every group.
