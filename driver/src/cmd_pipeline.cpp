@@ -393,9 +393,10 @@ void setup_loop(CLI::App &sub, Context &ctx) {
              "top-k factors are stable, every top factor is a leaf, or the iteration budget is\n"
              "spent. Then the final plan keeps only the functions whose places reach --prune\n"
              "of Var(L) (the others only cost probes) and one more run measures it (not counted\n"
-             "in the budget). Prints one progress line per step and the final report: places\n"
-             "(where the variance comes from), waits, factors, the variance tree. Resumes from\n"
-             "the workspace: an iteration already analysed is not run again.");
+             "in the budget). Prints one progress line per step, then for all intervals the\n"
+             "places (where the variance comes from), the waits and the top factors, one line\n"
+             "per interval type, and the path of the whole report. Resumes from the\n"
+             "workspace: an iteration already analysed is not run again.");
 }
 
 bool iteration_analysed(ws::Database &db, int it) {

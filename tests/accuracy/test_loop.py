@@ -91,7 +91,8 @@ def reference_share(db: sqlite3.Connection, run: int, factor: dict, truth: dict)
     return truth["share_waker"] if "/wait:" in path else truth["share_self"]
 
 
-def run_loop(program, project: pathlib.Path, vprof: pathlib.Path, seed: int = 1) -> dict:
+def run_loop(program, project: pathlib.Path, vprof: pathlib.Path, seed: int = 1,
+             loop_args=()) -> dict:
     """init + loop in `project` (the workload run with --seed `seed`); returns the final
     run's facts."""
     program.write_project(project, depth=DEPTH, k=K, iterations=ITERATIONS,
@@ -101,8 +102,8 @@ def run_loop(program, project: pathlib.Path, vprof: pathlib.Path, seed: int = 1)
     init = subprocess.run([str(vprof), "-C", str(project), "init", *roots],
                           capture_output=True, text=True, timeout=300)
     assert init.returncode == 0, init.stderr
-    loop = subprocess.run([str(vprof), "-C", str(project), "loop"], capture_output=True,
-                          text=True, timeout=600)
+    loop = subprocess.run([str(vprof), "-C", str(project), "loop", *loop_args],
+                          capture_output=True, text=True, timeout=600)
     seconds = time.monotonic() - t0
     assert loop.returncode == 0, loop.stderr[-3000:]
     # the loop ends with the answer for all intervals and the path of the whole report
@@ -208,3 +209,19 @@ def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
                    f"(truth share {truth['share']:.3f}):\n{table}")
     assert abs(top["share"] - ref) <= TOLERANCE, (
         f"{name}: share {top['share']:.3f} vs realised {ref:.3f}:\n{table}")
+
+
+def test_loop_final_plan_and_without_it(vprof_tools, tmp_path):
+    """By default the loop ends with a pruned final plan, measured once more; with
+    --prune 0 it stops where expansion stops and no plan is final."""
+    program = next(p for p in PROGRAMS if p.name == "handoff")
+    pruned = run_loop(program, tmp_path / "pruned", vprof_tools)
+    assert "final plan measured" in pruned["stop"], pruned["stop"]
+    last = pruned["iterations"] - 1
+    reasons = [r for (r,) in pruned["db"].execute(
+        "SELECT reason FROM plans WHERE iteration = ?", (last,))]
+    assert reasons and all(r.startswith("final:") for r in reasons), reasons
+    plain = run_loop(program, tmp_path / "plain", vprof_tools, loop_args=["--prune", "0"])
+    assert "final plan" not in plain["stop"], plain["stop"]
+    assert plain["db"].execute(
+        "SELECT COUNT(*) FROM plans WHERE reason LIKE 'final:%'").fetchone()[0] == 0
