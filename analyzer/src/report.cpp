@@ -1,5 +1,6 @@
 // Reports of an analysis: a readable text report (latency, variance tree, ranked factor
 // table, what-if table per group) and the same content as JSON.
+#include "node_kind.hpp"
 #include "vprof/analyzer.hpp"
 
 #include <nlohmann/json.hpp>
@@ -33,19 +34,7 @@ std::string human_ns(double ns) {
 
 std::string pct(double x) { return fmt("%.1f%%", 100 * x); }
 
-const char *kind_text(Node::Kind k) {
-  switch (k) {
-  case Node::Kind::Root:
-    return "root";
-  case Node::Kind::Site:
-    return "site";
-  case Node::Kind::Wait:
-    return "wait";
-  case Node::Kind::Untracked:
-    return "untracked";
-  }
-  return "root";
-}
+using detail::kind_text;
 
 // "waker of W1 12.0%, own path 2.0%": how a place reaches the critical path, the
 // ways carrying at least 1% of Var(L) (at most 3); empty when it is all on the own path.

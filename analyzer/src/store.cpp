@@ -1,6 +1,7 @@
 // The analyzer's workspace tables: storing an analysis run, and `expand` (the next
 // iteration's plan from the top-k factors, with the stopping rule). docs/analyzer.md.
 #include "call_targets.hpp"
+#include "node_kind.hpp"
 #include "vprof/analyzer.hpp"
 #include "vprof/workspace.hpp"
 
@@ -14,19 +15,7 @@ constexpr const char *kResultsSql =
 #include "results.sql.inc"
     ;
 
-const char *kind_text(Node::Kind k) {
-  switch (k) {
-  case Node::Kind::Root:
-    return "root";
-  case Node::Kind::Site:
-    return "site";
-  case Node::Kind::Wait:
-    return "wait";
-  case Node::Kind::Untracked:
-    return "untracked";
-  }
-  return "root";
-}
+using detail::kind_text;
 
 } // namespace
 
