@@ -1,5 +1,6 @@
-// The analyzer's workspace tables: storing an analysis run, and `expand` (the next
-// iteration's plan from the top-k factors, with the stopping rule). docs/analyzer.md.
+// The analyzer's workspace tables: storing an analysis run, `expand` (the next
+// iteration's plan from the top-k factors, with the stopping rule) and `prune` (the final
+// plan). docs/analyzer.md.
 #include "call_targets.hpp"
 #include "node_kind.hpp"
 #include "vprof/analyzer.hpp"
