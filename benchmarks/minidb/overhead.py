@@ -81,24 +81,16 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="vprof-overhead-") as tmp:
         tmp = pathlib.Path(tmp)
-        proj = tmp / "project"
-        proj.mkdir()
         print("overhead: vprof init + loop to get the final plan", file=sys.stderr)
         try:
-            it, _ = vprof_project.profile(vprof, proj, iterations=args.iterations)
+            it, db, plain_bin, instr_bin = vprof_project.final_plan_builds(
+                vprof, build, tmp, args.iterations)
         except vprof_project.StepFailed as e:
             sys.exit(f"overhead: {e}")
-        db = vprof_project.workspace_db(proj)
         planned = sh(["sqlite3", str(db), f"SELECT COUNT(*) FROM plans WHERE iteration = {it}"]).stdout.strip()
         names = sh(["sqlite3", str(db), "SELECT f.name FROM plans p JOIN functions f ON "
                     f"f.id = p.function WHERE p.iteration = {it} ORDER BY f.name"]).stdout.splitlines()
         sites = sh(["sqlite3", str(db), "SELECT COUNT(*) FROM sites"]).stdout.strip()
-
-        try:
-            plain_bin, instr_bin = vprof_project.build_pair(build, proj, it, tmp / "plain",
-                                                            tmp / "instr")
-        except vprof_project.StepFailed as e:
-            sys.exit(f"overhead: {e}")
 
         rows = []
         for name, flags in CONFIGS:
@@ -112,9 +104,7 @@ def main():
                 i_tps.append(t)
                 i_p99.append(p)
             # records per transaction of the last instrumented run
-            dump = subprocess.run([str(vprof), "dump", str(tmp / "trace-instr")],
-                                  capture_output=True, text=True)
-            records = sum(1 for l in dump.stdout.splitlines() if l and not l.startswith("#"))
+            records = sum(vprof_project.count_records(tmp / "trace-instr").values())
             rows.append((name, p_tps, i_tps, p_p99, i_p99, records / 3000))
 
     date = datetime.date.today().isoformat()

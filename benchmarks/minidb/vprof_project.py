@@ -1,8 +1,11 @@
 """A throw-away vprof project for the mini database: compile database, `vprof init`,
-`vprof loop`; shared by overhead.py and repro_lock_policy.py."""
+`vprof loop`, the plain and instrumented builds, trace record counts; shared by
+overhead.py, repro_lock_policy.py and benchmarks/runtime/sync_levels.py."""
+import collections
 import json
 import os
 import pathlib
+import struct
 import subprocess
 
 HERE = pathlib.Path(__file__).resolve().parent
@@ -54,3 +57,33 @@ def build_pair(build_dir, proj, iteration, plain, instr):
     _run(["make", "-s", "-B", "-C", HERE, f"OUT={instr}",
           f"CXX={pathlib.Path(build_dir) / 'instrumenter' / 'vprof-c++'}", "all"], env=env)
     return pathlib.Path(plain) / "minidb", pathlib.Path(instr) / "minidb"
+
+
+def final_plan_builds(vprof, build_dir, tmp, iterations):
+    """vprof init + loop on minidb in `tmp`/project, then minidb built plainly and with the
+    final plan (`tmp`/plain, `tmp`/instr). Returns (final iteration, workspace DB, plain
+    binary, instrumented binary); raises StepFailed."""
+    proj = pathlib.Path(tmp) / "project"
+    proj.mkdir()
+    it, _ = profile(vprof, proj, iterations=iterations)
+    plain_bin, instr_bin = build_pair(build_dir, proj, it, pathlib.Path(tmp) / "plain",
+                                      pathlib.Path(tmp) / "instr")
+    return it, workspace_db(proj), plain_bin, instr_bin
+
+
+def count_records(trace_dir, sites=None):
+    """Records per kind in a trace directory (header 256 B, 16-byte records, kind in the
+    top byte of the first word; kind 0 ends a stream); ENTER records also per site into
+    `sites` (a Counter) if given."""
+    counts = collections.Counter()
+    for f in pathlib.Path(trace_dir).glob("*.vpt"):
+        data = f.read_bytes()
+        for off in range(256, len(data) - 15, 16):
+            head, = struct.unpack_from("<Q", data, off)
+            kind = head >> 56
+            if kind == 0:
+                break
+            counts[kind] += 1
+            if kind == 1 and sites is not None:
+                sites[struct.unpack_from("<I", data, off + 8)[0]] += 1
+    return counts

@@ -19,7 +19,6 @@ import os
 import pathlib
 import shutil
 import statistics
-import struct
 import subprocess
 import sys
 import tempfile
@@ -31,24 +30,6 @@ import overhead  # noqa: E402
 import vprof_project  # noqa: E402
 
 LEVELS = ("2", "1")
-
-
-def count_records(trace_dir, sites=None):
-    """Records per kind in a trace directory (header 256 B, 16-byte records, kind in the
-    top byte of the first word; kind 0 ends a stream); ENTER records also per site into
-    `sites` (a Counter) if given."""
-    counts = collections.Counter()
-    for f in pathlib.Path(trace_dir).glob("*.vpt"):
-        data = f.read_bytes()
-        for off in range(256, len(data) - 15, 16):
-            head, = struct.unpack_from("<Q", data, off)
-            kind = head >> 56
-            if kind == 0:
-                break
-            counts[kind] += 1
-            if kind == 1 and sites is not None:
-                sites[struct.unpack_from("<I", data, off + 8)[0]] += 1
-    return counts
 
 
 def main():
@@ -69,20 +50,13 @@ def main():
 
     with tempfile.TemporaryDirectory(prefix="vprof-sync-levels-") as tmp:
         tmp = pathlib.Path(tmp)
-        proj = tmp / "project"
-        proj.mkdir()
         print("sync_levels: vprof init + loop to get the final plan", file=sys.stderr)
         try:
-            it, _ = vprof_project.profile(vprof, proj, iterations=args.iterations)
+            it, db, plain_bin, instr_bin = vprof_project.final_plan_builds(
+                vprof, build, tmp, args.iterations)
         except vprof_project.StepFailed as e:
             sys.exit(f"sync_levels: {e}")
-        db = vprof_project.workspace_db(proj)
         sites = overhead.sh(["sqlite3", str(db), "SELECT COUNT(*) FROM sites"]).stdout.strip()
-        try:
-            plain_bin, instr_bin = vprof_project.build_pair(build, proj, it, tmp / "plain",
-                                                            tmp / "instr")
-        except vprof_project.StepFailed as e:
-            sys.exit(f"sync_levels: {e}")
 
         saved = os.environ.get("VPROF_SYNC")
         per_txn, by_site, edges = {}, collections.Counter(), {}
@@ -90,7 +64,7 @@ def main():
         for lv in LEVELS:  # one traced run per level: records by kind, wake-up edges
             os.environ["VPROF_SYNC"] = lv
             overhead.run_minidb(instr_bin, [], tmp / "trace-count")
-            per_txn[lv] = count_records(tmp / "trace-count", by_site if lv == "1" else None)
+            per_txn[lv] = vprof_project.count_records(tmp / "trace-count", by_site if lv == "1" else None)
             out = subprocess.run([str(analyze), str(tmp / "trace-count"), "--json"],
                                  capture_output=True, text=True)
             edges[lv] = json.loads(out.stdout)["wake_edges"] if out.returncode == 0 else None
