@@ -90,6 +90,27 @@ void condvar_workspace(vprof::ws::Database &db) {
           "INSERT INTO plans VALUES (0,1,'root'),(0,2,'depth');");
 }
 
+// serve (h 2, annotated) calls sync_block (h 1), which calls the outside functions fsync
+// and memset; with `noise`, serve also calls noise (h 0).
+void sync_block_workspace(vprof::ws::Database &db, bool noise) {
+  db.exec(std::string("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+                      "(1,'serve','serve',1,2,1),(2,'sync_block','sync_block',1,1,0),"
+                      "(3,'fsync','fsync',0,0,0),(4,'memset','memset',0,0,0);"
+                      "INSERT INTO calls VALUES (1,2,'direct','/s/a.c',5,3),"
+                      "(2,3,'direct','/s/a.c',9,3),(2,4,'direct','/s/a.c',10,3);"
+                      "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, "
+                      "col) VALUES (1,'body',1,NULL,NULL,'/s/a.c',4,1),"
+                      "(2,'call',1,2,'sync_block','/s/a.c',5,3),"
+                      "(3,'body',2,NULL,NULL,'/s/a.c',8,1),(4,'call',2,3,'fsync','/s/a.c',9,3),"
+                      "(5,'call',2,4,'memset','/s/a.c',10,3);") +
+          (noise ? "INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+                   "(5,'noise','noise',1,0,0);"
+                   "INSERT INTO calls VALUES (1,5,'direct','/s/a.c',6,3);"
+                   "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) "
+                   "VALUES (6,'call',1,5,'noise','/s/a.c',6,3);"
+                 : ""));
+}
+
 } // namespace
 
 // sync_block (h 1) spends its varying time in two external calls (fsync, memset: h 0 in
@@ -119,15 +140,7 @@ TEST(Ranking, ExternalCallRanksAtItsCallersLevel) {
   }
   b.write(dir / "trace");
   vprof::ws::Database db(dir / "vprof.db");
-  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
-          "(1,'serve','serve',1,2,1),(2,'sync_block','sync_block',1,1,0),"
-          "(3,'fsync','fsync',0,0,0),(4,'memset','memset',0,0,0),(5,'noise','noise',1,0,0);"
-          "INSERT INTO calls VALUES (1,2,'direct','/s/a.c',5,3),(2,3,'direct','/s/a.c',9,3),"
-          "(2,4,'direct','/s/a.c',10,3),(1,5,'direct','/s/a.c',6,3);"
-          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
-          "(1,'body',1,NULL,NULL,'/s/a.c',4,1),(2,'call',1,2,'sync_block','/s/a.c',5,3),"
-          "(3,'body',2,NULL,NULL,'/s/a.c',8,1),(4,'call',2,3,'fsync','/s/a.c',9,3),"
-          "(5,'call',2,4,'memset','/s/a.c',10,3),(6,'call',1,5,'noise','/s/a.c',6,3);");
+  sync_block_workspace(db, true);
   auto res = va::analyze(dir / "trace", &db, {});
   const auto &g = res.groups[0];
   ASSERT_FALSE(g.factors.empty());
@@ -296,15 +309,7 @@ TEST(Places, CallSiteAndBodyMergeAndExternalCallsNameTheirCaller) {
   }
   b.write(dir / "trace");
   vprof::ws::Database db(dir / "vprof.db");
-  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
-          "(1,'serve','serve',1,2,1),(2,'sync_block','sync_block',1,1,0),"
-          "(3,'fsync','fsync',0,0,0),(4,'memset','memset',0,0,0);"
-          "INSERT INTO calls VALUES (1,2,'direct','/s/a.c',5,3),(2,3,'direct','/s/a.c',9,3),"
-          "(2,4,'direct','/s/a.c',10,3);"
-          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
-          "(1,'body',1,NULL,NULL,'/s/a.c',4,1),(2,'call',1,2,'sync_block','/s/a.c',5,3),"
-          "(3,'body',2,NULL,NULL,'/s/a.c',8,1),(4,'call',2,3,'fsync','/s/a.c',9,3),"
-          "(5,'call',2,4,'memset','/s/a.c',10,3);");
+  sync_block_workspace(db, false);
   auto res = va::analyze(dir / "trace", &db, {});
   const auto &g = res.groups[0];
   auto place = [&](const std::string &name) -> const va::Place * {
