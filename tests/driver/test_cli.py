@@ -44,6 +44,8 @@ def test_flags_override_config_file(vprof, tmp_path):
         ("k = 0\n", "vprof.toml:1: key 'k' must be between 1 and"),
         ("roots = [1]\n", "every entry of 'roots' must be a string"),
         ("depth = \n", "vprof.toml:1:"),
+        ("prune = 1.5\n", "vprof.toml:1: key 'prune' must be a number in [0, 1)"),
+        ('prune = "1%"\n', "vprof.toml:1: key 'prune' must be a number in [0, 1)"),
     ],
 )
 def test_bad_config_names_file_line_and_key(vprof, tmp_path, text, message):
