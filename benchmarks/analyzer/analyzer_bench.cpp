@@ -46,7 +46,10 @@ void gen_thread(const std::string &dir, std::uint32_t pid, std::uint32_t tid, st
   std::uint64_t n = n_intervals * per;
   std::string path = dir + "/" + std::to_string(pid) + "." + std::to_string(seq) + ".vpt";
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_TRUNC, 0644);
-  std::size_t size = VPROF_STREAM_HEADER_SIZE + (n + 1) * VPROF_RECORD_SIZE;
+  // Laid out as libvprof_rt leaves it: a 64 KiB window after the header page holding the
+  // newest records, all earlier ones in the data region after it.
+  const std::uint64_t page = 4096, win = 4096, committed = n ? (n - 1) / win * win : 0;
+  std::size_t size = page + (win + committed) * VPROF_RECORD_SIZE;
   if (fd < 0 || ::ftruncate(fd, static_cast<off_t>(size)) != 0) {
     std::perror(path.c_str());
     std::exit(1);
@@ -63,12 +66,19 @@ void gen_thread(const std::string &dir, std::uint32_t pid, std::uint32_t tid, st
   h->pid = pid;
   h->tid = tid;
   h->stream_seq = seq;
-  h->capacity_records = n + 1;
+  h->window_records = win;
+  h->window_offset = page;
+  h->data_offset = page + win * VPROF_RECORD_SIZE;
+  h->committed_records = committed;
+  h->window_base = committed;
   h->features = VPROF_FEATURE_SYNC_INTERPOSE | VPROF_FEATURE_FRAME_DEPTH;
-  auto *r = reinterpret_cast<vprof_record *>(static_cast<char *>(m) + VPROF_STREAM_HEADER_SIZE);
-  std::uint64_t t = 1000 + tid, x = tid * 7919 + 1;
+  auto *window = reinterpret_cast<vprof_record *>(static_cast<char *>(m) + page);
+  auto *r = committed ? window + win : window;
+  std::uint64_t t = 1000 + tid, x = tid * 7919 + 1, written = 0;
   auto put = [&](unsigned kind, std::uint64_t arg, std::uint64_t dt) {
     t += dt;
+    if (written++ == committed && committed)
+      r = window;
     r->head = vprof_record_head(kind, t);
     r->arg = arg;
     ++r;

@@ -72,18 +72,25 @@ def final_plan_builds(vprof, build_dir, tmp, iterations):
 
 
 def count_records(trace_dir, sites=None):
-    """Records per kind in a trace directory (header 256 B, 16-byte records, kind in the
-    top byte of the first word; kind 0 ends a stream); ENTER records also per site into
-    `sites` (a Counter) if given."""
+    """Records per kind in a trace directory (docs/trace-format.md: the data region's
+    committed records, then the window's up to its first empty slot; 16-byte records, kind
+    in the top byte of the first word); ENTER records also per site into `sites` (a
+    Counter) if given."""
+    header = struct.Struct("<88xQ24xQQQQ")  # window_records, window/data offsets, committed, base
     counts = collections.Counter()
     for f in pathlib.Path(trace_dir).glob("*.vpt"):
         data = f.read_bytes()
-        for off in range(256, len(data) - 15, 16):
-            head, = struct.unpack_from("<Q", data, off)
-            kind = head >> 56
-            if kind == 0:
-                break
-            counts[kind] += 1
-            if kind == 1 and sites is not None:
-                sites[struct.unpack_from("<I", data, off + 8)[0]] += 1
+        win, win_off, data_off, committed, base = header.unpack_from(data, 0)
+        spans = [(data_off, committed, False)]
+        if base == committed:
+            spans.append((win_off, win, True))
+        for start, n, window in spans:
+            for off in range(start, start + 16 * n, 16):
+                head, arg = struct.unpack_from("<QQ", data, off)
+                kind = head >> 56
+                if kind == 0 and window:
+                    break
+                counts[kind] += 1
+                if kind == 1 and sites is not None:
+                    sites[arg & 0xFFFFFFFF] += 1
     return counts

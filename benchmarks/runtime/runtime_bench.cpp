@@ -17,8 +17,9 @@ namespace {
 
 // Streams are closed and deleted every kRecycle records so that a long benchmark does
 // not fill the disk or hit the per-thread limit (which would measure the drop path).
-// Page faults of fresh stream pages stay in the measurement, as in a real run.
-constexpr int64_t kRecycle = 1000000; // < 16 MiB of records: fits one big chunk
+// Window flushes (and the first faults of a new window) stay in the measurement, as in a
+// real run.
+constexpr int64_t kRecycle = 1000000; // < 16 MiB of records: fits one big window
 
 void drop_stream() {
   char path[4096];
@@ -32,17 +33,18 @@ void recycle(benchmark::State &state) {
   state.ResumeTiming();
 }
 
-// Steady-state variants: one 16 MiB chunk (room for kRecycle records) is mapped and
-// populated while the timer is paused, so the timed loop measures the event itself
-// (clock read + stores) and not the kernel supplying fresh page-cache pages; that part
-// is measured on its own by BM_PageSupplyPerRecord. Sum = end-to-end cost.
-constexpr uint64_t kBigChunk = 16ull << 20;
+// Steady-state variants: one 16 MiB window (room for kRecycle records) is mapped and
+// faulted in while the timer is paused, so the timed loop measures the event itself
+// (clock read + stores) and not the flushes; those are measured on their own by
+// BM_FlushPerRecord. Sum = end-to-end cost.
+constexpr uint64_t kBigWindow = 16ull << 20;
+constexpr uint64_t kDefaultWindow = 64ull << 10; // VPROF_WINDOW_KB
 
 void fresh_stream() {
   drop_stream();
-  vprof_rt_set_stream_limits(kBigChunk, 0);
-  vprof_rt_emit_at(VPROF_REC_WAKE, 0, 0); // opens the stream: one 16 MiB chunk
-  // The first chunk faults lazily (runtime policy); fault it in now, outside the timed
+  vprof_rt_set_stream_limits(kBigWindow, 0);
+  vprof_rt_emit_at(VPROF_REC_WAKE, 0, 0); // opens the stream: one 16 MiB window
+  // The window faults lazily (runtime policy); fault it in now, outside the timed
   // loop. Writing 0 into empty slots changes nothing (kind 0 = empty).
   for (char *p = (char *)vprof_window_.cur; p < (char *)vprof_window_.end; p += 4096)
     *(volatile char *)p = 0;
@@ -56,7 +58,7 @@ void recycle_steady(benchmark::State &state) {
 
 void restore_limits() {
   drop_stream();
-  vprof_rt_set_stream_limits(1u << 20, 256ull << 20); // the defaults
+  vprof_rt_set_stream_limits(kDefaultWindow, 256ull << 20); // the defaults
 }
 
 void BM_Rdtsc(benchmark::State &state) {
@@ -108,25 +110,31 @@ void BM_CallInstrumentedSteady(benchmark::State &state) {
 }
 BENCHMARK(BM_CallInstrumentedSteady);
 
-// Kernel cost of one record's share of fresh stream pages: the runtime growing a stream
-// by one 16 MiB chunk (fallocate + mmap + MADV_POPULATE_WRITE), divided by the records it
-// holds. The first chunk is filled while the timer is paused; the timed part is the one
-// record that makes the stream grow.
-void BM_PageSupplyPerRecord(benchmark::State &state) {
-  const uint64_t first = (kBigChunk - VPROF_STREAM_HEADER_SIZE) / VPROF_RECORD_SIZE;
+// Kernel cost of one record's share of a flush: the runtime appending a full default
+// window (open + pwrite of 64 KiB + close, then zeroing it) to the data region, divided by
+// the records it holds. The window is filled while the timer is paused; the timed part is
+// the one record that finds it full. The stream keeps growing (recycled every 256
+// flushes), so the page cache supplies fresh pages to the data region as in a real run.
+void BM_FlushPerRecord(benchmark::State &state) {
+  const uint64_t per = kDefaultWindow / VPROF_RECORD_SIZE;
+  uint64_t t = 0;
+  int64_t flushes = 0;
+  restore_limits();
   for (auto _ : state) {
     state.PauseTiming();
-    drop_stream();
-    vprof_rt_set_stream_limits(kBigChunk, 0);
-    for (uint64_t i = 0; i < first; i++)
-      vprof_rt_emit_at(VPROF_REC_WAKE, i, i);
+    // After a flush the window holds the record that caused it; a new stream holds none.
+    bool fresh = flushes++ % 256 == 0;
+    if (fresh)
+      drop_stream();
+    for (uint64_t i = fresh ? 0 : 1; i < per; i++)
+      vprof_rt_emit_at(VPROF_REC_WAKE, i, ++t);
     state.ResumeTiming();
-    vprof_rt_emit_at(VPROF_REC_WAKE, first, first); // maps and populates chunk 1
+    vprof_rt_emit_at(VPROF_REC_WAKE, 0, ++t); // the window is full: flush
   }
-  state.SetItemsProcessed(state.iterations() * (int64_t)(kBigChunk / VPROF_RECORD_SIZE));
+  state.SetItemsProcessed(state.iterations() * (int64_t)per);
   restore_limits();
 }
-BENCHMARK(BM_PageSupplyPerRecord)->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FlushPerRecord)->Unit(benchmark::kMicrosecond);
 
 using mutex_fn = int (*)(pthread_mutex_t *);
 

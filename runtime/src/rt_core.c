@@ -28,15 +28,9 @@ __thread vprof_thread_window vprof_window_ VPROF_TLS_MODEL_ = {0, 0};
  * exit (their thread-exit close still happens). */
 #define VPROF_MAX_STREAMS 65536
 
-#ifdef MADV_POPULATE_WRITE
-#define VPROF_MADV_POPULATE_WRITE_ MADV_POPULATE_WRITE
-#else
-#define VPROF_MADV_POPULATE_WRITE_ 23 /* Linux 5.14 */
-#endif
-
 enum thread_state {
   TS_NONE = 0, /* no stream yet: the next record opens one */
-  TS_OPEN,     /* window points into the current chunk */
+  TS_OPEN,     /* the thread window points into the stream's window */
   TS_DROPPING, /* size limit reached (or growth failed): records are counted only */
   TS_CLOSED,   /* thread exited: late records are counted as dropped */
   TS_FAILED    /* the stream could not be created: this thread records nothing */
@@ -44,11 +38,12 @@ enum thread_state {
 
 typedef struct rt_thread {
   vprof_stream_header *hdr; /* header page, mapped until process exit */
-  char *chunk;              /* current chunk mapping */
+  vprof_record *win;        /* the write window: a fixed, reused MAP_SHARED range */
   const char *dir;          /* directory of this stream (never freed) */
-  uint64_t chunk_index;     /* file offset of `chunk` / chunk_bytes */
-  uint64_t chunk_bytes;
-  uint64_t max_chunks; /* 0 = unlimited */
+  uint64_t win_records;     /* records the window holds */
+  uint64_t data_offset;     /* file offset of the data region */
+  uint64_t committed;       /* records flushed into the data region */
+  uint64_t max_records;     /* 0 = unlimited */
   uint32_t seq;
   unsigned char state;
   unsigned char busy; /* inside the slow path: nested records are ignored */
@@ -62,8 +57,8 @@ static struct {
   int state;
   vprof_options opt;
   const char *dir;
-  int dir_state; /* 0 not yet created, 1 usable, 2 unusable */
-  uint64_t chunk_bytes;
+  int dir_state;         /* 0 not yet created, 1 usable, 2 unusable */
+  uint64_t window_bytes; /* a whole number of pages */
   uint64_t max_bytes;
   size_t page;
   uint32_t clock_kind;
@@ -252,39 +247,6 @@ static void stream_path(char *buf, size_t n, const rt_thread *t) {
   snprintf(buf, n, "%s/%d.%u.vpt", t->dir, (int)g.pid, t->seq);
 }
 
-/* Maps chunk `k` of the calling thread's stream, growing the file to hold it. */
-static char *map_chunk(rt_thread *t, uint64_t k, int fd_or_neg) {
-  char path[PATH_MAX];
-  void *m;
-  int fd = fd_or_neg;
-  if (fd < 0) {
-    stream_path(path, sizeof path, t);
-    fd = open(path, O_RDWR | O_CLOEXEC);
-    if (fd < 0)
-      return NULL;
-  }
-  m = MAP_FAILED;
-  /* The first chunk stays sparse (threads that record little cost little disk); later
-   * chunks are allocated in one call, which halves the kernel's per-page work when the
-   * pages are faulted in (ext4 delayed allocation). */
-  if ((k > 0 && fallocate(fd, 0, (off_t)(k * t->chunk_bytes), (off_t)t->chunk_bytes) == 0) ||
-      ftruncate(fd, (off_t)((k + 1) * t->chunk_bytes)) == 0)
-    m = mmap(NULL, t->chunk_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
-             (off_t)(k * t->chunk_bytes));
-  if (fd_or_neg < 0)
-    close(fd);
-  if (m == MAP_FAILED)
-    return NULL;
-  /* Fault chunks after the first in, writable, with one call: a write fault per 4 KiB
-   * page (256 records) costs microseconds in a VM, ~10 ns per record; populating in
-   * bulk is cheaper. The first chunk faults lazily: populating dirties every page, and
-   * a thread that records little should leave a file of a few KiB on disk. Kernels
-   * before 5.14 reject the call: pages then fault lazily. */
-  if (k > 0)
-    madvise(m, t->chunk_bytes, VPROF_MADV_POPULATE_WRITE_);
-  return (char *)m;
-}
-
 /* Creates the trace directory on the first stream; if that fails, tracing turns off
  * for the whole process (silently unless verbose). Returns 0 if the directory is usable. */
 static int dir_ready(void) {
@@ -301,15 +263,24 @@ static int dir_ready(void) {
   return r == 1 ? 0 : -1;
 }
 
+static void window_reset(rt_thread *t) {
+  vprof_window_.cur = t->win;
+  vprof_window_.end = t->win + t->win_records;
+}
+
 static void stream_open(rt_thread *t) {
   char path[PATH_MAX];
-  vprof_stream_header *h;
+  vprof_stream_header *h = MAP_FAILED;
+  void *w = MAP_FAILED;
+  uint64_t win_bytes = g.window_bytes;
   int fd;
   if (dir_ready() != 0)
     return;
   t->dir = g.dir;
-  t->chunk_bytes = g.chunk_bytes;
-  t->max_chunks = g.max_bytes ? (g.max_bytes + g.chunk_bytes - 1) / g.chunk_bytes : 0;
+  t->win_records = win_bytes / VPROF_RECORD_SIZE;
+  t->data_offset = g.page + win_bytes;
+  t->committed = 0;
+  t->max_records = g.max_bytes / VPROF_RECORD_SIZE;
   /* O_EXCL: after an exec the new image counts from 0 again under the same pid; the
    * streams written before the exec must survive, so taken names are skipped. */
   for (int tries = 0; tries < 4096; tries++) {
@@ -324,19 +295,24 @@ static void stream_open(rt_thread *t) {
     t->state = TS_FAILED;
     return;
   }
-  t->chunk = map_chunk(t, 0, fd);
-  h = t->chunk ? mmap(NULL, g.page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0) : MAP_FAILED;
+  /* Sparse: a thread that records little leaves a file of a few KiB on disk. */
+  if (ftruncate(fd, (off_t)t->data_offset) == 0) {
+    h = mmap(NULL, g.page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+    w = mmap(NULL, win_bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, (off_t)g.page);
+  }
   close(fd);
-  if (h == MAP_FAILED) {
+  if (h == MAP_FAILED || w == MAP_FAILED) {
     vprof_rt_log_("cannot map %s: %s; this thread records nothing", path, strerror(errno));
-    if (t->chunk)
-      munmap(t->chunk, t->chunk_bytes);
-    t->chunk = NULL;
+    if (h != MAP_FAILED)
+      munmap(h, g.page);
+    if (w != MAP_FAILED)
+      munmap(w, win_bytes);
+    unlink(path);
     t->state = TS_FAILED;
     return;
   }
   t->hdr = h;
-  t->chunk_index = 0;
+  t->win = (vprof_record *)w;
   h->version = VPROF_TRACE_VERSION;
   h->header_size = VPROF_STREAM_HEADER_SIZE;
   h->record_size = VPROF_RECORD_SIZE;
@@ -354,7 +330,11 @@ static void stream_open(rt_thread *t) {
     h->features = VPROF_FEATURE_FRAME_DEPTH | (level ? VPROF_FEATURE_SYNC_INTERPOSE : 0) |
                   (level == 1 ? VPROF_FEATURE_SYNC_EDGES_ONLY : 0);
   }
-  h->capacity_records = (t->chunk_bytes - VPROF_STREAM_HEADER_SIZE) / VPROF_RECORD_SIZE;
+  h->window_records = t->win_records;
+  h->window_offset = g.page;
+  h->data_offset = t->data_offset;
+  h->committed_records = 0;
+  h->window_base = 0;
   h->flags =
       __atomic_exchange_n(&g.fork_child_pending, 0, __ATOMIC_RELAXED) ? VPROF_STREAM_FORK_CHILD : 0;
   pthread_getname_np(pthread_self(), h->thread_name, sizeof h->thread_name);
@@ -365,41 +345,76 @@ static void stream_open(rt_thread *t) {
     pthread_setspecific(g.key, (void *)1);
   write_maps(t->dir);
   t->state = TS_OPEN;
-  vprof_window_.cur = (vprof_record *)(t->chunk + VPROF_STREAM_HEADER_SIZE);
-  vprof_window_.end = (vprof_record *)(t->chunk + t->chunk_bytes);
+  window_reset(t);
   vprof_rt_log_("stream %s opened (tid %d)", path, (int)h->tid);
 }
 
-/* The current chunk is full: map the next one, or start dropping at the limit. */
-static void stream_next_chunk(rt_thread *t) {
-  uint64_t k = t->chunk_index + 1;
-  char *m = NULL;
-  if (t->max_chunks == 0 || k < t->max_chunks)
-    m = map_chunk(t, k, -1);
-  munmap(t->chunk, t->chunk_bytes);
-  t->chunk = m;
-  if (!m) {
+/* Appends the window's records to the data region with pwrite. Writing through write(2)
+ * from the same, already resident pages costs the kernel a fraction of what faulting a
+ * fresh page-cache page in for every 256 records costs (benchmarks/RESULTS.md, "Runtime").
+ * Returns 0, or -1 with errno. */
+static int window_write(rt_thread *t) {
+  char path[PATH_MAX];
+  const char *p = (const char *)t->win;
+  uint64_t left = t->win_records * VPROF_RECORD_SIZE,
+           off = t->data_offset + t->committed * VPROF_RECORD_SIZE;
+  int fd, err = 0;
+  /* Opened per flush, not held: a program may close every descriptor it does not know
+   * (daemons do) or run near its descriptor limit. */
+  stream_path(path, sizeof path, t);
+  fd = open(path, O_WRONLY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  while (left > 0) {
+    ssize_t k = pwrite(fd, p, (size_t)left, (off_t)off);
+    if (k < 0 && errno == EINTR)
+      continue;
+    if (k <= 0) {
+      err = k < 0 ? errno : ENOSPC;
+      break;
+    }
+    p += k;
+    off += (uint64_t)k;
+    left -= (uint64_t)k;
+  }
+  close(fd);
+  errno = err;
+  return err ? -1 : 0;
+}
+
+/* The window is full: flush it to the data region and start it over, or start dropping
+ * (the full window stays in the file as the stream's last records). The order of the
+ * steps keeps the file readable if the process is killed between any two of them:
+ * committed_records grows only after the copy is complete, and window_base catches up
+ * only after the window is zeroed. */
+static void stream_flush(rt_thread *t) {
+  const char *why = NULL;
+  if (t->max_records && t->committed + 2 * t->win_records > t->max_records)
+    why = "size limit reached";
+  else if (window_write(t) != 0)
+    why = strerror(errno);
+  if (why) {
     window_clear();
     t->state = TS_DROPPING;
     vprof_rt_log_("stream %d.%u: %s; further records are counted as dropped", (int)g.pid, t->seq,
-                  t->max_chunks && k >= t->max_chunks ? "size limit reached" : "cannot grow");
+                  why);
     return;
   }
-  t->chunk_index = k;
-  __atomic_store_n(&t->hdr->capacity_records,
-                   ((k + 1) * t->chunk_bytes - VPROF_STREAM_HEADER_SIZE) / VPROF_RECORD_SIZE,
-                   __ATOMIC_RELAXED);
-  vprof_window_.cur = (vprof_record *)m;
-  vprof_window_.end = (vprof_record *)(m + t->chunk_bytes);
+  t->committed += t->win_records;
+  __atomic_store_n(&t->hdr->committed_records, t->committed, __ATOMIC_RELEASE);
+  memset(t->win, 0, t->win_records * VPROF_RECORD_SIZE);
+  __atomic_store_n(&t->hdr->window_base, t->committed, __ATOMIC_RELEASE);
+  window_reset(t);
 }
 
-/* Marks the stream closed and releases its window; the header page stays mapped. */
+/* Marks the stream closed and releases its window; the header page stays mapped. The
+ * window's records stay in the file (they are the stream's last records). */
 static void stream_close(rt_thread *t, unsigned char next_state) {
   if (t->state == TS_OPEN || t->state == TS_DROPPING) {
     __atomic_fetch_or(&t->hdr->flags, VPROF_STREAM_CLOSED, __ATOMIC_RELEASE);
-    if (t->chunk)
-      munmap(t->chunk, t->chunk_bytes);
-    t->chunk = NULL;
+    if (t->win)
+      munmap(t->win, t->win_records * VPROF_RECORD_SIZE);
+    t->win = NULL;
     window_clear();
     t->state = next_state;
   }
@@ -422,7 +437,7 @@ void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks) {
     if (vprof_rt_init_() == VPROF_RT_ON)
       stream_open(t);
   } else if (t->state == TS_OPEN) {
-    stream_next_chunk(t);
+    stream_flush(t);
   }
   t->busy = 0;
   errno = saved;
@@ -451,8 +466,8 @@ static void fork_child(void) {
     return;
   /* The child must never write into the parent's mappings. */
   window_clear();
-  if (t->chunk)
-    munmap(t->chunk, t->chunk_bytes);
+  if (t->win)
+    munmap(t->win, t->win_records * VPROF_RECORD_SIZE);
   *t = (rt_thread){0};
   n = g.next_seq < VPROF_MAX_STREAMS ? g.next_seq : VPROF_MAX_STREAMS;
   for (i = 0; i < n; i++) {
@@ -505,11 +520,15 @@ static int read_env_options(void) {
   return bad;
 }
 
-static void set_sizes(uint64_t chunk_bytes, uint64_t max_bytes) {
-  uint64_t c = (chunk_bytes + g.page - 1) / g.page * g.page;
-  if (c < g.page)
-    c = g.page;
-  g.chunk_bytes = c;
+/* The window: `window_bytes` rounded up to whole pages, at most half the size limit
+ * (so that at least one flush fits), at least one page. */
+static void set_sizes(uint64_t window_bytes, uint64_t max_bytes) {
+  uint64_t w = (window_bytes + g.page - 1) / g.page * g.page;
+  if (max_bytes && w > max_bytes / 2)
+    w = max_bytes / 2 / g.page * g.page;
+  if (w < g.page)
+    w = g.page;
+  g.window_bytes = w;
   g.max_bytes = max_bytes;
 }
 
@@ -524,7 +543,7 @@ static void init_once(void) {
     __atomic_store_n(&g.state, VPROF_RT_OFF, __ATOMIC_RELEASE);
     return;
   }
-  set_sizes(g.opt.CHUNK_KB * 1024ull, g.opt.MAX_THREAD_MB * 1024ull * 1024ull);
+  set_sizes(g.opt.WINDOW_KB * 1024ull, g.opt.MAX_THREAD_MB * 1024ull * 1024ull);
   clock_start();
   /* Made absolute now (the program may chdir), created by the first stream. */
   dir = absolute_dir(g.opt.TRACE_DIR);
@@ -538,9 +557,9 @@ static void init_once(void) {
   g.key_ok = pthread_key_create(&g.key, thread_exit) == 0;
   pthread_atfork(NULL, NULL, fork_child);
   __atomic_store_n(&vprof_rt_sync_on_, g.opt.SYNC, __ATOMIC_RELAXED);
-  vprof_rt_log_("tracing to %s (clock %s, %llu Hz, chunk %llu B, limit %llu B, sync level %d)",
+  vprof_rt_log_("tracing to %s (clock %s, %llu Hz, window %llu B, limit %llu B, sync level %d)",
                 g.dir, g.clock_kind == VPROF_CLOCK_TSC ? "tsc" : "monotonic",
-                (unsigned long long)g.hz, (unsigned long long)g.chunk_bytes,
+                (unsigned long long)g.hz, (unsigned long long)g.window_bytes,
                 (unsigned long long)g.max_bytes, g.opt.SYNC);
   __atomic_store_n(&g.state, VPROF_RT_ON, __ATOMIC_RELEASE);
 }
@@ -659,8 +678,8 @@ int vprof_rt_set_trace_dir(const char *dir) {
   g.dir = abs; /* the previous string may still be used by open streams: kept */
   __atomic_store_n(&g.dir_state, 1, __ATOMIC_RELEASE);
   if (s == VPROF_RT_OFF) {
-    if (!g.chunk_bytes)
-      set_sizes(g.opt.CHUNK_KB * 1024ull, g.opt.MAX_THREAD_MB * 1024ull * 1024ull);
+    if (!g.window_bytes)
+      set_sizes(g.opt.WINDOW_KB * 1024ull, g.opt.MAX_THREAD_MB * 1024ull * 1024ull);
     if (!g.hz)
       clock_start();
     if (!g.key_ok) {
@@ -675,11 +694,11 @@ int vprof_rt_set_trace_dir(const char *dir) {
   return 0;
 }
 
-void vprof_rt_set_stream_limits(uint64_t chunk_bytes, uint64_t max_bytes) {
+void vprof_rt_set_stream_limits(uint64_t window_bytes, uint64_t max_bytes) {
   vprof_rt_init_();
   if (!g.page)
     g.page = (size_t)sysconf(_SC_PAGESIZE);
-  set_sizes(chunk_bytes, max_bytes);
+  set_sizes(window_bytes, max_bytes);
 }
 
 int vprof_rt_set_sync_level(int level) {

@@ -3,25 +3,15 @@
 traces in the fuzzer's input layout (analyzer/fuzz/fuzz_trace.cpp). Regenerate with
     /usr/bin/python3 tests/analyzer/make_fuzz_corpus.py"""
 import pathlib
-import struct
+
+from tracegen import stream_bytes
 
 OUT = pathlib.Path(__file__).resolve().parent / "fuzz_corpus"
 
 
-def header(tid, capacity, seq):
-    h = bytearray(256)
-    h[0:8] = b"VPROFTRC"
-    struct.pack_into("<IIII", h, 8, 1, 256, 16, 2)
-    struct.pack_into("<QQ", h, 24, 1_000_000_000, 1000)
-    struct.pack_into("<IIII", h, 56, 1, tid, 0, seq)
-    struct.pack_into("<QQ", h, 80, 0, capacity)
-    struct.pack_into("<Q", h, 72, 3)
-    return bytes(h)
-
-
 def stream(tid, seq, recs, spare=2):
-    body = b"".join(struct.pack("<QQ", (k << 56) | (1000 + t), a) for k, t, a in recs)
-    return header(tid, len(recs) + spare, seq) + body + bytes(16 * spare)
+    return stream_bytes(1, tid, seq, [((k << 56) | (1000 + t), a) for k, t, a in recs],
+                        window=len(recs) + spare)
 
 
 def probe(site, depth):
@@ -45,6 +35,11 @@ def main():
     longjmp = [(16, 0, 5), (1, 1, probe(1, 1)), (1, 2, probe(2, 5)), (1, 3, probe(3, 9)),
                (1, 4, probe(4, 3)), (2, 6, probe(4, 3)), (2, 8, probe(1, 1)), (17, 9, 5)]
     (OUT / "longjmp").write_bytes(bytes([0]) + stream(1, 0, longjmp))
+    # a stream whose window was flushed: page-aligned data region + window, mapped back to back
+    many = [(1 if i % 2 == 0 else 2, i, probe(1, 1)) for i in range(300)]
+    flushed = stream_bytes(1, 1, 0, [((k << 56) | (1000 + t), a) for k, t, a in many],
+                           window=256, window_offset=4096)
+    (OUT / "flushed").write_bytes(bytes([0]) + flushed)
 
 
 if __name__ == "__main__":

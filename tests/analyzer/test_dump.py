@@ -1,25 +1,26 @@
 """vprof-dump end to end: prints a trace written by the test builder, and fails cleanly
 (exit 1, file and offset on stderr, no crash) on corrupt input."""
+import pathlib
 import struct
 import subprocess
+import sys
 
 import pytest
 
-MAGIC = b"VPROFTRC"
-
-
-def header(pid=1, tid=1, capacity=4, hz=1_000_000_000, base=1000, clock=2):
-    h = bytearray(256)
-    h[0:8] = MAGIC
-    struct.pack_into("<IIII", h, 8, 1, 256, 16, clock)
-    struct.pack_into("<QQ", h, 24, hz, base)
-    struct.pack_into("<IIII", h, 56, pid, tid, 0, 0)
-    struct.pack_into("<Q", h, 88, capacity)
-    return bytes(h)
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from tracegen import stream_bytes  # noqa: E402
 
 
 def record(kind, ticks, arg):
-    return struct.pack("<QQ", (kind << 56) | ticks, arg)
+    return ((kind << 56) | ticks, arg)
+
+
+def stream(recs=(), window=None, **patch):
+    """A valid one-stream file, then header fields overwritten: patch = {offset: (fmt, v)}."""
+    data = bytearray(stream_bytes(1, 1, 0, list(recs), window))
+    for off, (fmt, v) in patch.items():
+        struct.pack_into(fmt, data, int(off.lstrip("o")), v)
+    return bytes(data)
 
 
 @pytest.fixture
@@ -35,8 +36,8 @@ def run(exe, path):
 
 
 def test_prints_records(dump, tmp_path):
-    recs = record(16, 1010, 7) + record(1, 1020, 5 | (3 << 32)) + record(2, 1050, 5 | (3 << 32))
-    (tmp_path / "9.0.vpt").write_bytes(header(pid=9, tid=9, capacity=5) + recs + bytes(32))
+    recs = [record(16, 1010, 7), record(1, 1020, 5 | (3 << 32)), record(2, 1050, 5 | (3 << 32))]
+    (tmp_path / "9.0.vpt").write_bytes(stream_bytes(9, 9, 0, recs, window=2))  # 2 + 1
     r = run(dump, tmp_path)
     assert r.returncode == 0, r.stderr
     lines = [l for l in r.stdout.splitlines() if not l.startswith("#")]
@@ -50,10 +51,14 @@ def test_prints_records(dump, tmp_path):
 @pytest.mark.parametrize(
     "data,problem,offset",
     [
-        (header()[:100], "truncated header", 100),
-        (b"X" * 8 + header()[8:] + bytes(64), "bad magic", 0),
-        (header(capacity=1000) + bytes(64), "capacity", 88),
-        (header() + record(99, 1, 0) + bytes(48), "unknown kind 99", 256),
+        (stream()[:100], "truncated header", 100),
+        (b"X" * 8 + stream()[8:], "bad magic", 0),
+        (stream(o8=("<I", 1)), "unsupported version 1", 8),
+        (stream(o88=("<Q", 1000)), "window_records 1000", 88),
+        (stream(o136=("<Q", 3), o144=("<Q", 3)), "truncated", 136),
+        (stream([record(99, 1, 0)]), "unknown kind 99", 256),
+        (stream([record(1, 1, 0)] * 3 + [(0, 0)] + [record(1, 1, 0)] * 2, window=2),
+         "empty record inside the data region", 256 + 32 + 48),
     ],
 )
 def test_corrupt_input(dump, tmp_path, data, problem, offset):

@@ -82,9 +82,104 @@ TEST(Reader, StreamEndsAtFirstZeroRecord) {
   auto dir = fresh_dir("killed");
   TraceBuilder b(1);
   b.thread(1).emit(VPROF_REC_INTERVAL_BEGIN, 1, 5).emit(VPROF_REC_ENTER, 1, 6);
-  b.write(dir, /*spare*/ 100);
+  b.write(dir, /*window_records*/ 100);
   Trace t = Trace::open(dir);
   EXPECT_EQ(t.streams()[0].records().size(), 2u);
+}
+
+namespace {
+
+// One thread of n ENTER records whose arg is their index, written with the given window.
+fs::path counted_stream(const fs::path &dir, std::uint64_t n, std::uint64_t window) {
+  TraceBuilder b(1);
+  auto &th = b.thread(1);
+  for (std::uint64_t i = 0; i < n; ++i)
+    th.emit(VPROF_REC_ENTER, i, i);
+  return b.write(dir, window)[0];
+}
+
+void expect_counted(const vprof::trace::Stream &s, std::uint64_t n) {
+  ASSERT_EQ(s.records().size(), n);
+  for (std::uint64_t i = 0; i < n; ++i)
+    ASSERT_EQ(s.records()[i].arg, i) << "record " << i;
+}
+
+} // namespace
+
+TEST(Reader, DataRegionThenWindowInWritingOrder) {
+  auto dir = fresh_dir("regions");
+  counted_stream(dir, 1000, 256); // 768 in the data region, 232 in the window
+  Trace t = Trace::open(dir);
+  const auto &s = t.streams()[0];
+  EXPECT_EQ(s.info().committed_records, 768u);
+  EXPECT_EQ(s.info().window_count, 232u);
+  expect_counted(s, 1000);
+  EXPECT_EQ(s.offset_of(0), 4096u + 4096u);
+  EXPECT_EQ(s.offset_of(768), 4096u);
+  // Released pages are read again from the file.
+  s.release_pages(0, 1000);
+  expect_counted(s, 1000);
+}
+
+TEST(Reader, UnalignedRegionsAreCopied) {
+  auto dir = fresh_dir("unaligned");
+  counted_stream(dir, 10, 3); // 9 in the data region, 1 in the window
+  Trace t = Trace::open(dir);
+  EXPECT_EQ(t.streams()[0].info().window_count, 1u);
+  expect_counted(t.streams()[0], 10);
+  t.streams()[0].release_pages(0, 10); // a copy: nothing to release, nothing lost
+  expect_counted(t.streams()[0], 10);
+}
+
+TEST(Reader, OnlyTheDataRegionOrOnlyTheWindow) {
+  auto dir = fresh_dir("one-region");
+  auto f = counted_stream(dir, 512, 256); // 256 + a full window
+  {
+    Trace t = Trace::open(dir);
+    expect_counted(t.streams()[0], 512);
+  }
+  std::uint64_t zero = 0;
+  patch(f, 136, &zero, 8); // as if nothing had been flushed
+  patch(f, 144, &zero, 8);
+  {
+    Trace t = Trace::open(dir);
+    ASSERT_EQ(t.streams()[0].records().size(), 256u);
+    EXPECT_EQ(t.streams()[0].records()[0].arg, 256u);
+  }
+  std::uint64_t head = 0; // window emptied: data only
+  patch(f, 4096, &head, 8);
+  std::uint64_t committed = 256;
+  patch(f, 136, &committed, 8);
+  patch(f, 144, &committed, 8);
+  {
+    Trace t = Trace::open(dir);
+    expect_counted(t.streams()[0], 256);
+  }
+}
+
+TEST(Reader, KilledWhileTheWindowWasReset) {
+  // committed_records already counts the window's records, window_base does not yet: the
+  // window (flushed, maybe half zeroed) must not be read a second time.
+  auto dir = fresh_dir("killed-reset");
+  auto f = counted_stream(dir, 600, 256); // 512 committed, 88 in the window
+  std::uint64_t base = 256;
+  patch(f, 144, &base, 8);
+  Trace t = Trace::open(dir);
+  expect_counted(t.streams()[0], 512);
+}
+
+TEST(Reader, CorruptDataRegion) {
+  auto dir = fresh_dir("corrupt-data");
+  auto f = counted_stream(dir, 600, 256);
+  std::uint64_t head = 0;
+  patch(f, 8192 + 16 * 5, &head, 8);
+  auto e = expect_error([&] { Trace::open(dir); });
+  EXPECT_EQ(e.offset(), 8192u + 16 * 5);
+  EXPECT_NE(e.problem().find("empty record inside the data region"), std::string::npos);
+  fs::resize_file(f, 8192 + 16 * 100); // truncated: 512 committed, room for 100
+  e = expect_error([&] { Trace::open(dir); });
+  EXPECT_EQ(e.offset(), 136u);
+  EXPECT_NE(e.problem().find("truncated"), std::string::npos);
 }
 
 TEST(Reader, MultiProcessClockAlignment) {
@@ -139,18 +234,47 @@ TEST(Reader, Errors) {
   v = VPROF_TRACE_VERSION;
   patch(f, 8, &v, 4);
 
+  v = 1; // the layout before the window (session 2 traces)
+  patch(f, 8, &v, 4);
+  e = expect_error([&] { Trace::open(dir); });
+  EXPECT_NE(e.problem().find("unsupported version 1"), std::string::npos);
+  v = VPROF_TRACE_VERSION;
+  patch(f, 8, &v, 4);
+
   std::uint64_t bad = 1000;
   patch(f, 88, &bad, 8);
   e = expect_error([&] { Trace::open(dir); });
   EXPECT_EQ(e.offset(), 88u);
-  EXPECT_NE(e.problem().find("capacity"), std::string::npos);
-  std::uint64_t good = 6;
+  EXPECT_NE(e.problem().find("window_records 1000"), std::string::npos);
+  std::uint64_t good = 256;
   patch(f, 88, &good, 8);
 
-  std::uint64_t head = vprof_record_head(77, 1);
-  patch(f, 256 + 16, &head, 8);
+  bad = 100; // inside the header
+  patch(f, 120, &bad, 8);
   e = expect_error([&] { Trace::open(dir); });
-  EXPECT_EQ(e.offset(), 256u + 16u);
+  EXPECT_EQ(e.offset(), 120u);
+  good = 4096;
+  patch(f, 120, &good, 8);
+
+  bad = 4096 + 16; // overlaps the window
+  patch(f, 128, &bad, 8);
+  e = expect_error([&] { Trace::open(dir); });
+  EXPECT_EQ(e.offset(), 128u);
+  good = 4096 + 256 * 16;
+  patch(f, 128, &good, 8);
+
+  bad = 5; // the file has no data region
+  patch(f, 136, &bad, 8);
+  e = expect_error([&] { Trace::open(dir); });
+  EXPECT_EQ(e.offset(), 136u);
+  EXPECT_NE(e.problem().find("truncated"), std::string::npos);
+  good = 0;
+  patch(f, 136, &good, 8);
+
+  std::uint64_t head = vprof_record_head(77, 1);
+  patch(f, 4096 + 16, &head, 8);
+  e = expect_error([&] { Trace::open(dir); });
+  EXPECT_EQ(e.offset(), 4096u + 16u);
   EXPECT_NE(e.problem().find("unknown kind 77"), std::string::npos);
 
   fs::resize_file(f, 100);

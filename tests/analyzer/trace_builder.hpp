@@ -5,6 +5,8 @@
 
 #include <vprof/trace_format.h>
 
+#include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -55,10 +57,13 @@ public:
   // Header feature bits (default: frame depths present, as libvprof_rt writes them).
   void features(std::uint64_t f) { features_ = f; }
 
-  // Writes <pid>.<seq>.vpt for every thread (capacity = records + spare zero slots),
-  // plus .labels and .maps when given. Returns the stream paths.
+  // Writes <pid>.<seq>.vpt for every thread as libvprof_rt leaves it (a header page, a
+  // window of `window_records` slots at offset 4096 holding the newest records, all
+  // earlier records in the data region after it), plus .labels and .maps when given.
+  // The default window (4 KiB) keeps the regions page-aligned; a window whose size is not
+  // a multiple of the page size gives layouts the reader must copy. Returns the paths.
   std::vector<std::filesystem::path> write(const std::filesystem::path &dir,
-                                           std::uint64_t spare = 4) const {
+                                           std::uint64_t window_records = 256) const {
     std::filesystem::create_directories(dir);
     std::vector<std::filesystem::path> out;
     std::uint32_t seq = 0;
@@ -75,16 +80,27 @@ public:
       h.pid = pid_;
       h.tid = t.tid;
       h.stream_seq = seq;
-      h.capacity_records = t.recs.size() + spare;
+      const std::uint64_t n = t.recs.size(), w = window_records;
+      const std::uint64_t committed = n ? (n - 1) / w * w : 0;
+      h.window_records = w;
+      h.window_offset = 4096;
+      h.data_offset = 4096 + w * sizeof(vprof_record);
+      h.committed_records = committed;
+      h.window_base = committed;
       h.features = features_;
       std::snprintf(h.thread_name, sizeof h.thread_name, "t%u", t.tid);
       auto path = dir / (std::to_string(pid_) + "." + std::to_string(seq) + ".vpt");
+      std::vector<vprof_record> window(w, vprof_record{0, 0});
+      std::copy(t.recs.begin() + static_cast<std::ptrdiff_t>(committed), t.recs.end(),
+                window.begin());
+      std::vector<char> pad(4096 - sizeof h, 0);
       std::ofstream f(path, std::ios::binary | std::ios::trunc);
       f.write(reinterpret_cast<const char *>(&h), sizeof h);
+      f.write(pad.data(), static_cast<std::streamsize>(pad.size()));
+      f.write(reinterpret_cast<const char *>(window.data()),
+              static_cast<std::streamsize>(w * sizeof(vprof_record)));
       f.write(reinterpret_cast<const char *>(t.recs.data()),
-              static_cast<std::streamsize>(t.recs.size() * sizeof(vprof_record)));
-      std::vector<char> zeros(spare * sizeof(vprof_record), 0);
-      f.write(zeros.data(), static_cast<std::streamsize>(zeros.size()));
+              static_cast<std::streamsize>(committed * sizeof(vprof_record)));
       if (!f)
         throw std::runtime_error("cannot write " + path.string());
       out.push_back(path);

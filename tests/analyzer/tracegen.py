@@ -10,6 +10,33 @@ K = dict(ENTER=1, EXIT=2, BEGIN=16, END=17, ATTACH=18, DETACH=19, LABEL=20,
          HANDOFF_SEND=64, HANDOFF_RECV=65, WAIT_BEGIN=66, WAIT_END=67, WAKE=68)
 
 
+VERSION = 2
+
+
+def stream_bytes(pid, tid, seq, recs, window=None, hz=1_000_000_000, base=1000, clock=2,
+                 features=3, window_offset=256):
+    """One stream file (trace_format.h) holding `recs` [(head, arg)]: the header, then a
+    window of `window` slots at `window_offset` (default: right after the header; all
+    records plus 4 empty slots) holding the newest records, then the data region with the
+    earlier ones, as libvprof_rt leaves a stream whose window has been flushed
+    len(recs) // window times (libvprof_rt: window_offset 4096, window 4096)."""
+    n = len(recs)
+    window = window or n + 4
+    committed = (n - 1) // window * window if n else 0
+    h = bytearray(256)
+    h[0:8] = b"VPROFTRC"
+    struct.pack_into("<IIII", h, 8, VERSION, 256, 16, clock)
+    struct.pack_into("<QQ", h, 24, hz, base)
+    struct.pack_into("<IIII", h, 56, pid, tid, 0, seq)
+    struct.pack_into("<QQQ", h, 72, features, 0, window)  # features, dropped, window_records
+    struct.pack_into("<QQQQ", h, 120, window_offset, window_offset + 16 * window, committed,
+                     committed)
+    pack = lambda rs: b"".join(struct.pack("<QQ", hd, a) for hd, a in rs)
+    win = pack(recs[committed:])
+    return (bytes(h) + bytes(window_offset - 256) + win + bytes(16 * window - len(win)) +
+            pack(recs[:committed]))
+
+
 class Thread:
     def __init__(self, tid, base):
         self.tid, self.base, self.recs = tid, base, []
@@ -38,18 +65,11 @@ class Process:
         self.threads.append(t)
         return t
 
-    def write(self, d: pathlib.Path, spare=4):
+    def write(self, d: pathlib.Path, window=None):
         d.mkdir(parents=True, exist_ok=True)
         for seq, t in enumerate(self.threads):
-            h = bytearray(256)
-            h[0:8] = b"VPROFTRC"
-            struct.pack_into("<IIII", h, 8, 1, 256, 16, self.clock)
-            struct.pack_into("<QQ", h, 24, self.hz, self.base)
-            struct.pack_into("<IIII", h, 56, self.pid, t.tid, 0, seq)
-            struct.pack_into("<Q", h, 72, 3)  # features: sync interposition, frame depth
-            struct.pack_into("<QQ", h, 80, 0, len(t.recs) + spare)
-            body = b"".join(struct.pack("<QQ", hd, a) for hd, a in t.recs)
-            (d / f"{self.pid}.{seq}.vpt").write_bytes(bytes(h) + body + bytes(16 * spare))
+            (d / f"{self.pid}.{seq}.vpt").write_bytes(
+                stream_bytes(self.pid, t.tid, seq, t.recs, window, self.hz, self.base, self.clock))
         if self.labels:
             (d / f"{self.pid}.labels").write_text(
                 "".join(f"{i}\t{s}\n" for i, s in sorted(self.labels.items())))

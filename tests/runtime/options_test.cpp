@@ -39,7 +39,7 @@ TEST(Options, DefaultsWhenNothingIsSet) {
   EXPECT_EQ(o.VERBOSE, 0);
   EXPECT_EQ(o.SYNC, 1);
   EXPECT_EQ(o.MAX_THREAD_MB, 256u);
-  EXPECT_EQ(o.CHUNK_KB, 1024u);
+  EXPECT_EQ(o.WINDOW_KB, 64u);
 }
 
 TEST(Options, ValuesAreRead) {
@@ -48,13 +48,13 @@ TEST(Options, ValuesAreRead) {
                            {"VPROF_VERBOSE", "1"},
                            {"VPROF_SYNC", "off"},
                            {"VPROF_MAX_THREAD_MB", "0"},
-                           {"VPROF_CHUNK_KB", "64"}});
+                           {"VPROF_WINDOW_KB", "64"}});
   EXPECT_STREQ(o.TRACE_DIR, "/x/y");
   EXPECT_EQ(o.DISABLE, 1);
   EXPECT_EQ(o.VERBOSE, 1);
   EXPECT_EQ(o.SYNC, 0);
   EXPECT_EQ(o.MAX_THREAD_MB, 0u);
-  EXPECT_EQ(o.CHUNK_KB, 64u);
+  EXPECT_EQ(o.WINDOW_KB, 64u);
 }
 
 TEST(Options, MalformedValueKeepsDefaultAndNamesTheVariable) {
@@ -100,7 +100,7 @@ TEST(Options, DescribeListsEveryOption) {
   std::string text(buf, n);
   for (const char *name :
        {"VPROF_TRACE_DIR=./vprof-trace", "VPROF_DISABLE=0", "VPROF_VERBOSE=0",
-        "VPROF_MAX_THREAD_MB=256", "VPROF_SYNC=1", "VPROF_CHUNK_KB=1024", "VPROF_CALIBRATE_US="})
+        "VPROF_MAX_THREAD_MB=256", "VPROF_SYNC=1", "VPROF_WINDOW_KB=64", "VPROF_CALIBRATE_US="})
     EXPECT_NE(text.find(name), std::string::npos) << name;
   EXPECT_EQ(vprof_options_describe(&o, nullptr, 0), n); // size query
 }

@@ -27,7 +27,7 @@ def test_plain_run_writes_header_records_labels_and_maps(tc, tmp_path):
     p = tc.run(exe, ["plain", 1000], trace=tmp_path)
     _, n, iv = p.stdout.split()
     (s,) = vpt.read_dir(tmp_path)
-    assert s.version == 1 and s.header_size == 256 and s.record_size == 16
+    assert s.version == 2 and s.header_size == 256 and s.record_size == 16
     assert s.clock_kind == 1 and 1e8 < s.hz < 1e11  # TSC on x86-64
     assert s.pid == s.tid and s.seq == 0 and s.flags & vpt.CLOSED
     assert s.features & 2  # frame depth
@@ -80,14 +80,15 @@ def test_bad_option_value_keeps_default_and_says_so_only_when_verbose(tc, tmp_pa
     assert b'VPROF_MAX_THREAD_MB="lots"' in v.stderr
 
 
-def test_chunks_grow_the_file_without_losing_records(tc, tmp_path):
+def test_full_windows_are_appended_without_losing_records(tc, tmp_path):
     exe = tc.compile("emit")
-    n = 100000  # 1.6 MB over 16 KiB chunks: ~100 windows
-    tc.run(exe, ["plain", n], trace=tmp_path, env={"VPROF_CHUNK_KB": "16"})
+    n = 100000  # 1.6 MB through a 16 KiB window: ~100 flushes
+    tc.run(exe, ["plain", n], trace=tmp_path, env={"VPROF_WINDOW_KB": "16"})
     (s,) = vpt.read_dir(tmp_path)
     assert s.count == n + 3 and s.dropped == 0
     assert list(s.args[:n]) == list(range(n))
-    assert (256 + 16 * s.capacity) % 16384 == 0
+    assert s.window_records == 1024 and s.committed % 1024 == 0 and s.committed > 90 * 1024
+    assert s.path.stat().st_size == s.data_offset + 16 * s.committed
 
 
 @pytest.mark.parametrize("killed", [1, 0])
@@ -109,8 +110,8 @@ def test_tsc_frequency_agrees_with_clock_monotonic(tc, tmp_path, killed):
 
 def test_sigkill_leaves_every_record_readable(tc, tmp_path):
     exe = tc.compile("emit")
-    n = 300001  # several chunks, odd count
-    p = tc.run(exe, ["kill", n], trace=tmp_path, env={"VPROF_CHUNK_KB": "64"}, check=False)
+    n = 300001  # several windows, odd count
+    p = tc.run(exe, ["kill", n], trace=tmp_path, env={"VPROF_WINDOW_KB": "64"}, check=False)
     assert p.returncode == -9
     (s,) = vpt.read_dir(tmp_path)
     assert not s.flags & vpt.CLOSED  # killed, not closed
@@ -121,7 +122,7 @@ def test_sigkill_leaves_every_record_readable(tc, tmp_path):
 def test_fork_child_gets_own_stream_and_parent_is_untouched(tc, tmp_path):
     exe = tc.compile("emit")
     n = 50000
-    p = tc.run(exe, ["fork", n], trace=tmp_path, env={"VPROF_CHUNK_KB": "64"})
+    p = tc.run(exe, ["fork", n], trace=tmp_path, env={"VPROF_WINDOW_KB": "64"})
     parent_pid, child_pid = map(int, p.stdout.split())
     streams = vpt.read_dir(tmp_path)
     assert sorted(s.pid for s in streams) == sorted([parent_pid, child_pid])
@@ -169,7 +170,7 @@ def test_stress_64_threads_every_record_accounted_for(tc, tmp_path, limit_mb):
             dropped_total += s.dropped
         assert seen == set(range(threads))
         if limit_mb:
-            assert all(256 + 16 * s.capacity <= limit_mb << 20 for s in streams)
+            assert all(16 * (s.committed + s.window_records) <= limit_mb << 20 for s in streams)
             assert dropped_total > 0
         else:
             assert dropped_total == 0

@@ -3,7 +3,7 @@ import array
 import pathlib
 import struct
 
-HEADER = struct.Struct("<8sIIIIQQQQIIIIQQQII16s")
+HEADER = struct.Struct("<8sIIIIQQQQIIIIQQQII16sQQQQ")
 KIND_SHIFT = 56
 TICKS_MASK = (1 << 56) - 1
 
@@ -27,18 +27,25 @@ class Stream:
         f = HEADER.unpack_from(data, 0)
         (self.magic, self.version, self.header_size, self.record_size, self.clock_kind,
          self.hz, self.base_ticks, self.base_mono, self.base_real, self.pid, self.tid,
-         self.ppid, self.seq, self.features, self.dropped, self.capacity, self.flags,
-         _, name) = f
+         self.ppid, self.seq, self.features, self.dropped, self.window_records, self.flags,
+         _, name, self.window_offset, self.data_offset, self.committed, self.window_base) = f
         self.thread_name = name.rstrip(b"\0").decode()
         assert self.magic == b"VPROFTRC", f"{path}: bad magic"
-        assert len(data) == 256 + 16 * self.capacity, f"{path}: size != capacity"
+        assert len(data) >= self.data_offset + 16 * self.committed, f"{path}: truncated"
+        # the data region's records, then the window's up to its first empty slot
         words = array.array("Q")
-        words.frombytes(data[256:])
-        self.heads, self.args = words[0::2], words[1::2]
+        words.frombytes(data[self.data_offset:self.data_offset + 16 * self.committed])
+        window = array.array("Q")
+        if self.window_base == self.committed:
+            window.frombytes(data[self.window_offset:self.window_offset + 16 * self.window_records])
+        heads = window[0::2]
         try:
-            self.count = self.heads.index(0)  # first empty slot ends the stream
+            used = heads.index(0)
         except ValueError:
-            self.count = len(self.heads)
+            used = len(heads)
+        words.extend(window[:2 * used])
+        self.heads, self.args = words[0::2], words[1::2]
+        self.count = len(self.heads)
 
     def records(self):
         """[(kind, ticks, arg)] of the finished records."""

@@ -43,13 +43,19 @@ Stream read_stream(const fs::path &p) {
   s.file_size = bytes.size();
   EXPECT_GE(bytes.size(), sizeof s.h) << p;
   std::memcpy(&s.h, bytes.data(), sizeof s.h);
-  for (size_t off = VPROF_STREAM_HEADER_SIZE; off + 16 <= bytes.size(); off += 16) {
-    vprof_record r;
-    std::memcpy(&r, bytes.data() + off, sizeof r);
-    if (vprof_record_kind_of(&r) == VPROF_REC_NONE)
-      break;
-    s.recs.push_back({vprof_record_kind_of(&r), vprof_record_ticks(&r), r.arg});
-  }
+  // The data region's records, then the window's up to the first empty slot.
+  auto take = [&](uint64_t off, uint64_t n, bool stop_at_empty) {
+    for (uint64_t i = 0; i < n && off + 16 * (i + 1) <= bytes.size(); i++) {
+      vprof_record r;
+      std::memcpy(&r, bytes.data() + off + 16 * i, sizeof r);
+      if (stop_at_empty && vprof_record_kind_of(&r) == VPROF_REC_NONE)
+        break;
+      s.recs.push_back({vprof_record_kind_of(&r), vprof_record_ticks(&r), r.arg});
+    }
+  };
+  take(s.h.data_offset, s.h.committed_records, false);
+  if (s.h.window_base == s.h.committed_records)
+    take(s.h.window_offset, s.h.window_records, true);
   return s;
 }
 
@@ -101,19 +107,27 @@ TEST_F(Writer, RoundTripOfAnExactTimeline) {
   vprof_rt_clock(&base, &hz);
   EXPECT_EQ(s.h.base_ticks, base);
   EXPECT_EQ(s.h.ticks_per_second, hz);
-  EXPECT_EQ(s.file_size, 256 + 16 * s.h.capacity_records);
+  // Nothing flushed: the header page and the 4 KiB window, nothing in the data region.
+  const uint64_t page = (uint64_t)sysconf(_SC_PAGESIZE);
+  EXPECT_EQ(s.h.window_offset, page);
+  EXPECT_EQ(s.h.window_records, 4096u / 16);
+  EXPECT_EQ(s.h.data_offset, page + 4096);
+  EXPECT_EQ(s.h.committed_records, 0u);
+  EXPECT_EQ(s.h.window_base, 0u);
+  EXPECT_EQ(s.file_size, page + 4096);
 }
 
-TEST_F(Writer, GrowsOneChunkAtATime) {
+TEST_F(Writer, FullWindowsAreAppendedToTheDataRegion) {
   for (uint64_t i = 0; i < 1000; i++)
     vprof_rt_emit_at(VPROF_REC_ENTER, i, 10 + i);
   Stream s = close_and_read();
   ASSERT_EQ(s.recs.size(), 1000u);
   for (uint64_t i = 0; i < 1000; i++)
     ASSERT_EQ(s.recs[i], (Rec{VPROF_REC_ENTER, 10 + i, i}));
-  // 1000 records + header need 16256 bytes: four 4 KiB chunks
-  EXPECT_EQ(s.file_size, 4u * 4096);
-  EXPECT_EQ(s.h.capacity_records, (4u * 4096 - 256) / 16);
+  // 256-record window: three flushes (768 records), 232 left in the window
+  EXPECT_EQ(s.h.committed_records, 768u);
+  EXPECT_EQ(s.h.window_base, 768u);
+  EXPECT_EQ(s.file_size, s.h.data_offset + 768u * 16);
 }
 
 TEST_F(Writer, DropsPastTheLimitAreCountedExactly) {
@@ -121,10 +135,23 @@ TEST_F(Writer, DropsPastTheLimitAreCountedExactly) {
   for (uint64_t i = 0; i < 1000; i++)
     vprof_rt_emit_at(VPROF_REC_ENTER, i, i + 1);
   Stream s = close_and_read();
-  EXPECT_EQ(s.h.capacity_records, (8192u - 256) / 16);
-  ASSERT_EQ(s.recs.size(), s.h.capacity_records);
-  EXPECT_EQ(s.h.dropped, 1000 - s.h.capacity_records);
-  EXPECT_EQ(s.recs.back(), (Rec{VPROF_REC_ENTER, s.h.capacity_records, s.h.capacity_records - 1}));
+  // 8 KiB = 512 records: one flushed window and a full window that stays in place
+  EXPECT_EQ(s.h.committed_records, 256u);
+  ASSERT_EQ(s.recs.size(), 512u);
+  EXPECT_EQ(s.h.dropped, 1000u - 512u);
+  EXPECT_EQ(s.recs.back(), (Rec{VPROF_REC_ENTER, 512, 511}));
+}
+
+TEST_F(Writer, TheWindowIsCutToHalfTheLimit) {
+  vprof_rt_set_stream_limits(64 * 1024, 16 * 1024);
+  for (uint64_t i = 0; i < 2000; i++)
+    vprof_rt_emit_at(VPROF_REC_ENTER, i, i + 1);
+  Stream s = close_and_read();
+  EXPECT_EQ(s.h.window_records, 8u * 1024 / 16);
+  ASSERT_EQ(s.recs.size(), 1024u);
+  EXPECT_EQ(s.h.dropped, 2000u - 1024u);
+  for (uint64_t i = 0; i < 1024; i++)
+    ASSERT_EQ(s.recs[i].arg, i);
 }
 
 TEST_F(Writer, ClosingTwiceOrWithoutStreamFails) {

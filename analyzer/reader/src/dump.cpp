@@ -44,12 +44,12 @@ void print_stream(std::FILE *out, const Stream &s, const ProcessInfo *proc, std:
   const auto &in = s.info();
   std::fprintf(out,
                "# stream %s pid=%u tid=%u ppid=%u seq=%u thread=\"%s\" clock=%s hz=%" PRIu64
-               " base_ticks=%" PRIu64 " records=%zu capacity=%" PRIu64 " dropped=%" PRIu64
-               " flags=0x%x features=0x%" PRIx64 "\n",
+               " base_ticks=%" PRIu64 " records=%zu (data %" PRIu64 " + window %" PRIu64 "/%" PRIu64
+               ") dropped=%" PRIu64 " flags=0x%x features=0x%" PRIx64 "\n",
                in.path.filename().c_str(), in.pid, in.tid, in.ppid, in.stream_seq,
                in.thread_name.c_str(), in.clock_kind == VPROF_CLOCK_TSC ? "tsc" : "monotonic",
-               in.ticks_per_second, in.base_ticks, s.records().size(), in.capacity_records,
-               in.dropped, in.flags, in.features);
+               in.ticks_per_second, in.base_ticks, s.records().size(), in.committed_records,
+               in.window_count, in.window_records, in.dropped, in.flags, in.features);
   if (headers_only)
     return;
   std::uint64_t off = in.base_ticks - run_base;

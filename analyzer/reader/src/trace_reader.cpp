@@ -112,44 +112,57 @@ template <class T> bool parse_num(std::string_view s, T &out, int base = 10) {
 
 } // namespace
 
+namespace {
+
+std::size_t page_size() {
+  static const auto page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  return page;
+}
+
+// Reads exactly n bytes at off; false on a short read or an error.
+bool pread_all(int fd, void *buf, std::size_t n, std::uint64_t off) {
+  std::size_t got = 0;
+  while (got < n) {
+    ssize_t r = ::pread(fd, static_cast<char *>(buf) + got, n - got, static_cast<off_t>(off + got));
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r <= 0)
+      return false;
+    got += static_cast<std::size_t>(r);
+  }
+  return true;
+}
+
+} // namespace
+
 Stream::Stream(const std::filesystem::path &file) {
   info_.path = file;
   int fd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0)
     throw TraceError(file, 0, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st{};
-  if (::fstat(fd, &st) != 0) {
-    int e = errno;
-    ::close(fd);
-    throw TraceError(file, 0, std::string("cannot stat: ") + std::strerror(e));
-  }
-  auto size = static_cast<std::uint64_t>(st.st_size);
-  if (size < VPROF_STREAM_HEADER_SIZE) {
-    ::close(fd);
-    throw TraceError(file, size,
-                     "truncated header: file has " + std::to_string(size) +
-                         " bytes, a stream header needs " +
-                         std::to_string(VPROF_STREAM_HEADER_SIZE));
-  }
-  void *m = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int e = errno;
-  ::close(fd);
-  if (m == MAP_FAILED)
-    throw TraceError(file, 0, std::string("cannot map: ") + std::strerror(e));
-  map_ = m;
-  map_size_ = size;
   auto fail = [&](std::uint64_t off, std::string what) {
-    ::munmap(map_, map_size_);
+    if (map_)
+      ::munmap(map_, map_size_);
     map_ = nullptr;
+    ::close(fd);
     throw TraceError(file, off, std::move(what));
   };
+  struct stat st{};
+  if (::fstat(fd, &st) != 0)
+    fail(0, std::string("cannot stat: ") + std::strerror(errno));
+  auto size = static_cast<std::uint64_t>(st.st_size);
+  if (size < VPROF_STREAM_HEADER_SIZE)
+    fail(size, "truncated header: file has " + std::to_string(size) +
+                   " bytes, a stream header needs " + std::to_string(VPROF_STREAM_HEADER_SIZE));
   vprof_stream_header h;
-  std::memcpy(&h, m, sizeof h);
+  if (!pread_all(fd, &h, sizeof h, 0))
+    fail(0, std::string("cannot read the header: ") + std::strerror(errno));
   if (std::memcmp(h.magic, VPROF_TRACE_MAGIC, VPROF_TRACE_MAGIC_SIZE) != 0)
     fail(0, "bad magic (not a vprof trace stream)");
   if (h.version != VPROF_TRACE_VERSION)
     fail(8, "unsupported version " + std::to_string(h.version) + " (this reader knows " +
-                std::to_string(VPROF_TRACE_VERSION) + ")");
+                std::to_string(VPROF_TRACE_VERSION) +
+                "; record the program again with this vprof's runtime)");
   if (h.header_size != VPROF_STREAM_HEADER_SIZE)
     fail(12, "header_size " + std::to_string(h.header_size) + ", expected 256");
   if (h.record_size != VPROF_RECORD_SIZE)
@@ -158,10 +171,28 @@ Stream::Stream(const std::filesystem::path &file) {
     fail(20, "unknown clock_kind " + std::to_string(h.clock_kind));
   if (h.ticks_per_second == 0)
     fail(24, "ticks_per_second is 0");
-  std::uint64_t room = (size - VPROF_STREAM_HEADER_SIZE) / VPROF_RECORD_SIZE;
-  if (h.capacity_records > room)
-    fail(88, "capacity_records " + std::to_string(h.capacity_records) +
-                 " reaches beyond the end of the file (room for " + std::to_string(room) + ")");
+  // Region checks, written so that no sum can overflow.
+  const std::uint64_t rec = VPROF_RECORD_SIZE;
+  if (h.window_offset < VPROF_STREAM_HEADER_SIZE || h.window_offset % rec != 0 ||
+      h.window_offset > size)
+    fail(120, "window_offset " + std::to_string(h.window_offset) +
+                  " is not a record boundary between the header and the end of the file (" +
+                  std::to_string(size) + " bytes)");
+  if (h.window_records == 0 || h.window_records > (size - h.window_offset) / rec)
+    fail(88, "window_records " + std::to_string(h.window_records) +
+                 " reach beyond the end of the file (room for " +
+                 std::to_string((size - h.window_offset) / rec) + ")");
+  if (h.data_offset < h.window_offset + h.window_records * rec || h.data_offset % rec != 0)
+    fail(128, "data_offset " + std::to_string(h.data_offset) +
+                  " overlaps the window or is not a record boundary");
+  std::uint64_t data_room = size > h.data_offset ? (size - h.data_offset) / rec : 0;
+  if (h.committed_records > data_room)
+    fail(136, "committed_records " + std::to_string(h.committed_records) +
+                  " reach beyond the end of the file (room for " + std::to_string(data_room) +
+                  "): the file was truncated");
+  if (h.window_base > h.committed_records)
+    fail(144, "window_base " + std::to_string(h.window_base) + " is past committed_records " +
+                  std::to_string(h.committed_records));
   info_.pid = h.pid;
   info_.tid = h.tid;
   info_.ppid = h.ppid;
@@ -173,67 +204,117 @@ Stream::Stream(const std::filesystem::path &file) {
   info_.base_realtime_ns = h.base_realtime_ns;
   info_.features = h.features;
   info_.dropped = h.dropped;
-  info_.capacity_records = h.capacity_records;
+  info_.window_records = h.window_records;
+  info_.committed_records = h.committed_records;
   info_.flags = h.flags;
   info_.thread_name.assign(h.thread_name, strnlen(h.thread_name, sizeof h.thread_name));
+  data_offset_ = h.data_offset;
+  window_offset_ = h.window_offset;
 
-  records_ = reinterpret_cast<const vprof_record *>(static_cast<const char *>(m) +
-                                                    VPROF_STREAM_HEADER_SIZE);
-  std::size_t n = static_cast<std::size_t>(h.capacity_records);
-  // Validate through pread in windows rather than through the mapping: opening a large
-  // trace must neither make the file resident nor fault every page twice.
-  constexpr std::size_t kWindow = (4u << 20) / VPROF_RECORD_SIZE;
-  std::vector<vprof_record> buf(std::min(n, kWindow));
-  int vfd = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
-  if (vfd < 0)
-    fail(0, std::string("cannot open: ") + std::strerror(errno));
-  std::size_t i = 0;
-  bool end = false;
-  for (std::size_t w = 0; w < n && !end; w += kWindow) {
-    std::size_t cnt = std::min(n - w, kWindow);
-    std::size_t want = cnt * VPROF_RECORD_SIZE, got = 0;
-    while (got < want) {
-      ssize_t r = ::pread(vfd, reinterpret_cast<char *>(buf.data()) + got, want - got,
-                          static_cast<off_t>(offset_of(w) + got));
-      if (r <= 0)
-        break;
-      got += static_cast<std::size_t>(r);
-    }
-    if (got < want) {
-      ::close(vfd);
-      fail(offset_of(w) + got, "cannot read records (file shrank?)");
-    }
-    for (std::size_t j = 0; j < cnt; ++j) {
-      unsigned k = vprof_record_kind_of(&buf[j]);
-      if (k == VPROF_REC_NONE) {
-        end = true;
-        i = w + j;
-        break;
-      }
-      if (!kind_known(k)) {
-        ::close(vfd);
-        fail(offset_of(w + j), "record with unknown kind " + std::to_string(k));
+  // Validate through pread in blocks rather than through a mapping: opening a large
+  // trace must neither make the file resident nor fault every page twice. The data region
+  // holds only finished records; the window's records end at the first empty slot.
+  constexpr std::size_t kBlock = (4u << 20) / VPROF_RECORD_SIZE;
+  std::vector<vprof_record> buf;
+  auto scan = [&](std::uint64_t off0, std::uint64_t n, bool data) -> std::uint64_t {
+    buf.resize(static_cast<std::size_t>(std::min<std::uint64_t>(n, kBlock)));
+    for (std::uint64_t w = 0; w < n; w += kBlock) {
+      std::size_t cnt = static_cast<std::size_t>(std::min<std::uint64_t>(n - w, kBlock));
+      if (!pread_all(fd, buf.data(), cnt * rec, off0 + w * rec))
+        fail(off0 + w * rec, "cannot read records (file shrank?)");
+      for (std::size_t j = 0; j < cnt; ++j) {
+        unsigned k = vprof_record_kind_of(&buf[j]);
+        if (k == VPROF_REC_NONE) {
+          if (data)
+            fail(off0 + (w + j) * rec, "empty record inside the data region (committed_records " +
+                                           std::to_string(n) + ")");
+          return w + j;
+        }
+        if (!kind_known(k))
+          fail(off0 + (w + j) * rec, "record with unknown kind " + std::to_string(k));
       }
     }
-    if (!end)
-      i = w + cnt;
+    return n;
+  };
+  std::uint64_t n_data = scan(h.data_offset, h.committed_records, true);
+  // window_base != committed_records: the process was killed while the window was being
+  // reset after a flush; its records are all in the data region already.
+  std::uint64_t n_win =
+      h.window_base == h.committed_records ? scan(h.window_offset, h.window_records, false) : 0;
+  n_data_ = static_cast<std::size_t>(n_data);
+  count_ = static_cast<std::size_t>(n_data + n_win);
+  info_.window_count = n_win;
+  if (count_ == 0) {
+    ::close(fd);
+    return;
   }
-  ::close(vfd);
-  count_ = i;
-  ::madvise(m, size, MADV_SEQUENTIAL);
+
+  // Expose the records as one contiguous array without copying: the data region and the
+  // window mapped back to back into one reserved range when both are page-aligned (as
+  // libvprof_rt writes them), else one region mapped alone; a copy only as a last resort.
+  const std::size_t page = page_size();
+  auto round_up = [&](std::uint64_t x) { return (x + page - 1) / page * page; };
+  auto map_at = [&](void *where, std::uint64_t off, std::uint64_t len) {
+    return ::mmap(where, static_cast<std::size_t>(len), PROT_READ,
+                  MAP_PRIVATE | (where ? MAP_FIXED : 0), fd, static_cast<off_t>(off));
+  };
+  if (n_win == 0 || n_data == 0) {
+    std::uint64_t off = n_win == 0 ? h.data_offset : h.window_offset;
+    std::uint64_t lo = off / page * page, len = off + count_ * rec - lo;
+    void *m = map_at(nullptr, lo, len);
+    if (m == MAP_FAILED)
+      fail(0, std::string("cannot map: ") + std::strerror(errno));
+    map_ = m;
+    map_size_ = static_cast<std::size_t>(len);
+    records_ = reinterpret_cast<const vprof_record *>(static_cast<const char *>(m) + (off - lo));
+  } else if (h.data_offset % page == 0 && h.window_offset % page == 0 &&
+             (n_data * rec) % page == 0) {
+    std::uint64_t len = n_data * rec + round_up(n_win * rec);
+    void *m = ::mmap(nullptr, static_cast<std::size_t>(len), PROT_NONE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (m == MAP_FAILED)
+      fail(0, std::string("cannot map: ") + std::strerror(errno));
+    map_ = m;
+    map_size_ = static_cast<std::size_t>(len);
+    char *base = static_cast<char *>(m);
+    if (map_at(base, h.data_offset, n_data * rec) == MAP_FAILED ||
+        map_at(base + n_data * rec, h.window_offset, round_up(n_win * rec)) == MAP_FAILED)
+      fail(0, std::string("cannot map: ") + std::strerror(errno));
+    records_ = reinterpret_cast<const vprof_record *>(base);
+  } else {
+    std::uint64_t len = round_up(count_ * rec);
+    void *m = ::mmap(nullptr, static_cast<std::size_t>(len), PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (m == MAP_FAILED)
+      fail(0, std::string("cannot allocate: ") + std::strerror(errno));
+    map_ = m;
+    map_size_ = static_cast<std::size_t>(len);
+    char *base = static_cast<char *>(m);
+    if (!pread_all(fd, base, n_data * rec, h.data_offset) ||
+        !pread_all(fd, base + n_data * rec, n_win * rec, h.window_offset))
+      fail(0, "cannot read records (file shrank?)");
+    copied_ = true;
+    records_ = reinterpret_cast<const vprof_record *>(base);
+  }
+  ::close(fd);
+  ::madvise(map_, map_size_, MADV_SEQUENTIAL);
+}
+
+std::uint64_t Stream::offset_of(std::size_t i) const {
+  return i < n_data_ ? data_offset_ + static_cast<std::uint64_t>(i) * VPROF_RECORD_SIZE
+                     : window_offset_ + static_cast<std::uint64_t>(i - n_data_) * VPROF_RECORD_SIZE;
 }
 
 void Stream::release_pages(std::size_t begin, std::size_t end) const {
-  static const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
-  if (!map_ || end <= begin)
+  if (!map_ || copied_ || end <= begin)
     return;
-  std::size_t lo = static_cast<std::size_t>(offset_of(begin)),
-              hi = static_cast<std::size_t>(offset_of(end));
-  hi = std::min(hi, map_size_);
+  const std::size_t page = page_size();
+  auto lo = reinterpret_cast<std::uintptr_t>(records_ + begin),
+       hi = reinterpret_cast<std::uintptr_t>(records_ + std::min(end, count_));
   lo = (lo + page - 1) / page * page;
   hi -= hi % page;
   if (hi > lo)
-    ::madvise(static_cast<char *>(map_) + lo, hi - lo, MADV_DONTNEED);
+    ::madvise(reinterpret_cast<void *>(lo), hi - lo, MADV_DONTNEED);
 }
 
 Stream::~Stream() {
@@ -243,7 +324,8 @@ Stream::~Stream() {
 
 Stream::Stream(Stream &&o) noexcept
     : info_(std::move(o.info_)), map_(o.map_), map_size_(o.map_size_), records_(o.records_),
-      count_(o.count_) {
+      count_(o.count_), n_data_(o.n_data_), data_offset_(o.data_offset_),
+      window_offset_(o.window_offset_), copied_(o.copied_) {
   o.map_ = nullptr;
   o.records_ = nullptr;
   o.count_ = 0;

@@ -38,8 +38,8 @@ extern "C" {
 
 /* Per-thread write window into the thread's mapped stream. `cur == end` sends the
  * next event to vprof_emit_slow_, which creates the stream on a thread's first event,
- * maps the next chunk when one is full, counts drops at the size limit, and returns
- * at once when tracing is off. */
+ * appends the window to the stream file when it is full and starts it over, counts
+ * drops at the size limit, and returns at once when tracing is off. */
 typedef struct vprof_thread_window {
   vprof_record *cur;
   vprof_record *end;

@@ -14,7 +14,7 @@ extern "C" {
 
 /* Appends one record of `kind` (enum vprof_record_kind, non-zero) with `arg` and the
  * timestamp `ticks` (full clock value; only its low 56 bits are stored) to the calling
- * thread's stream, through the same window, chunk growth and drop accounting as the
+ * thread's stream, through the same window, flushes and drop accounting as the
  * probes. Opens the thread's stream on first use. Does nothing while tracing is off. */
 void vprof_rt_emit_at(unsigned kind, uint64_t arg, uint64_t ticks);
 
@@ -29,9 +29,10 @@ int vprof_rt_close_thread_stream(char *path, size_t n);
  * Call it while no other thread opens a stream. Returns 0, or -1 (tracing unchanged). */
 int vprof_rt_set_trace_dir(const char *dir);
 
-/* Sets the chunk size and per-stream size limit (bytes; 0 = unlimited) of streams
- * opened from now on; chunk_bytes is rounded up to whole pages. */
-void vprof_rt_set_stream_limits(uint64_t chunk_bytes, uint64_t max_bytes);
+/* Sets the window size and per-stream size limit (bytes; 0 = unlimited) of streams
+ * opened from now on; window_bytes is rounded up to whole pages and cut to half the
+ * limit (at least one page). */
+void vprof_rt_set_stream_limits(uint64_t window_bytes, uint64_t max_bytes);
 
 /* Sets the sync level (VPROF_SYNC: 0 = no sync records, 1 = edge-forming records
  * only, 2 = every call) from now on, for the whole process, if tracing is on; values

@@ -10,13 +10,20 @@
  *
  * Stream file layout (little-endian, x86-64 and aarch64 alike):
  *
- *   offset 0    vprof_stream_header (256 bytes)
- *   offset 256  vprof_record[capacity_records] (16 bytes each)
+ *   offset 0              vprof_stream_header (256 bytes), zero-padded to window_offset
+ *   offset window_offset  the window: vprof_record[window_records]
+ *   offset data_offset    the data region: vprof_record[committed_records]
  *
- * The file is created zero-filled (ftruncate) and written through a shared mapping,
- * so a killed process leaves every record it finished. A record is finished when its
- * kind byte is non-zero: the writer stores `arg` first and `head` second, so the first
- * record whose kind is zero ends the stream.
+ * The writer appends records to the window through a shared mapping, so a killed process
+ * leaves every record it finished. A full window is copied (pwrite) to the end of the data
+ * region, then zeroed and reused: the window's pages are faulted in once, not the whole
+ * file's. A record is finished when its kind byte is non-zero (the writer stores `arg`
+ * first and `head` second).
+ *
+ * The records of the stream, in the order written: the data region's committed_records,
+ * then, if window_base == committed_records, the window's records up to the first whose
+ * kind is zero (if window_base differs, the process was killed while the window was being
+ * reset and all of its records are already in the data region).
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -29,7 +36,7 @@ extern "C" {
 
 #define VPROF_TRACE_MAGIC "VPROFTRC" /* 8 bytes, no terminator stored */
 #define VPROF_TRACE_MAGIC_SIZE 8
-#define VPROF_TRACE_VERSION 1u
+#define VPROF_TRACE_VERSION 2u
 #define VPROF_STREAM_HEADER_SIZE 256u
 #define VPROF_RECORD_SIZE 16u
 
@@ -70,12 +77,18 @@ enum vprof_clock_kind {
  *    68    4 stream_seq        0, 1, 2 … per process, in creation order
  *    72    8 features          VPROF_FEATURE_* bits
  *    80    8 dropped           records lost because the stream reached its size limit
- *    88    8 capacity_records  records the file has room for (file size is
- *                              256 + 16 * capacity_records)
+ *    88    8 window_records    records the window holds
  *    96    4 flags             VPROF_STREAM_* bits
  *   100    4 reserved0         zero
  *   104   16 thread_name       NUL-padded (pthread name at stream creation)
- *   120  136 reserved          zero
+ *   120    8 window_offset     file offset of the window (a multiple of the page size)
+ *   128    8 data_offset       file offset of the data region (window_offset +
+ *                              16 * window_records)
+ *   136    8 committed_records records in the data region (a multiple of
+ *                              window_records); updated after each flush
+ *   144    8 window_base       record index of the window's first slot; equal to
+ *                              committed_records while the window holds the newest records
+ *   152  104 reserved          zero
  */
 typedef struct vprof_stream_header {
   char magic[VPROF_TRACE_MAGIC_SIZE];
@@ -93,11 +106,15 @@ typedef struct vprof_stream_header {
   uint32_t stream_seq;
   uint64_t features;
   uint64_t dropped;
-  uint64_t capacity_records;
+  uint64_t window_records;
   uint32_t flags;
   uint32_t reserved0;
   char thread_name[16];
-  uint8_t reserved[136];
+  uint64_t window_offset;
+  uint64_t data_offset;
+  uint64_t committed_records;
+  uint64_t window_base;
+  uint8_t reserved[104];
 } vprof_stream_header;
 
 /*

@@ -49,17 +49,20 @@ struct StreamInfo {
   std::uint64_t base_realtime_ns = 0;
   std::uint64_t features = 0;
   std::uint64_t dropped = 0;
-  std::uint64_t capacity_records = 0;
+  std::uint64_t window_records = 0;    // slots of the writer's window
+  std::uint64_t committed_records = 0; // records read from the data region
+  std::uint64_t window_count = 0;      // records read from the window (after those)
   std::uint32_t flags = 0;
   std::string thread_name;
 };
 
 // One per-thread stream file, mapped read-only. Opening validates the header (magic,
-// version, header and record sizes, clock kind and frequency, capacity against the file
-// size) and every record up to the end of the stream, which is the first record whose
-// kind is 0 (or the capacity); a record with an unknown kind is an error. After a
-// successful open, records() may be iterated without further checks.
-// Cost: one sequential pass over the mapped records at open.
+// version, header and record sizes, clock kind and frequency, the window and data regions
+// against the file size) and every record: all of the data region's, then the window's
+// up to its first empty slot (trace_format.h); a record with an unknown kind is an error.
+// The two parts are presented as one array in the order written, mapped back to back
+// without a copy. After a successful open, records() may be iterated without further
+// checks. Cost: one sequential pass over the records at open.
 class Stream {
 public:
   explicit Stream(const std::filesystem::path &file); // throws TraceError
@@ -72,9 +75,7 @@ public:
   // The finished records, in file order, pointing into the mapping.
   std::span<const vprof_record> records() const { return {records_, count_}; }
   // Byte offset of record i in the file.
-  static std::uint64_t offset_of(std::size_t i) {
-    return VPROF_STREAM_HEADER_SIZE + static_cast<std::uint64_t>(i) * VPROF_RECORD_SIZE;
-  }
+  std::uint64_t offset_of(std::size_t i) const;
   // Drops the resident pages that lie wholly within records [begin, end) from this
   // process (they are read again from the file if touched later). Streaming consumers
   // call it so that resident memory does not grow with the trace size.
@@ -90,6 +91,9 @@ private:
   std::size_t map_size_ = 0;
   const vprof_record *records_ = nullptr;
   std::size_t count_ = 0;
+  std::size_t n_data_ = 0; // records_[0, n_data_) come from the data region
+  std::uint64_t data_offset_ = 0, window_offset_ = 0;
+  bool copied_ = false; // records_ is a private copy (regions not page-aligned)
 };
 
 // A shared mapping from <pid>.maps (perms with 's'): the address range and the
