@@ -35,8 +35,8 @@ void recycle(benchmark::State &state) {
 
 // Steady-state variants: one 16 MiB window (room for kRecycle records) is mapped and
 // faulted in while the timer is paused, so the timed loop measures the event itself
-// (clock read + stores) and not the flushes; those are measured on their own by
-// BM_FlushPerRecord. Sum = end-to-end cost.
+// (clock read + stores) and not the flushes. The end-to-end variants (default 64 KiB
+// window, flushed with pwrite when full) minus these = the flushes' share per event.
 constexpr uint64_t kBigWindow = 16ull << 20;
 constexpr uint64_t kDefaultWindow = 64ull << 10; // VPROF_WINDOW_KB
 
@@ -109,32 +109,6 @@ void BM_CallInstrumentedSteady(benchmark::State &state) {
   restore_limits();
 }
 BENCHMARK(BM_CallInstrumentedSteady);
-
-// Kernel cost of one record's share of a flush: the runtime appending a full default
-// window (open + pwrite of 64 KiB + close, then zeroing it) to the data region, divided by
-// the records it holds. The window is filled while the timer is paused; the timed part is
-// the one record that finds it full. The stream keeps growing (recycled every 256
-// flushes), so the page cache supplies fresh pages to the data region as in a real run.
-void BM_FlushPerRecord(benchmark::State &state) {
-  const uint64_t per = kDefaultWindow / VPROF_RECORD_SIZE;
-  uint64_t t = 0;
-  int64_t flushes = 0;
-  restore_limits();
-  for (auto _ : state) {
-    state.PauseTiming();
-    // After a flush the window holds the record that caused it; a new stream holds none.
-    bool fresh = flushes++ % 256 == 0;
-    if (fresh)
-      drop_stream();
-    for (uint64_t i = fresh ? 0 : 1; i < per; i++)
-      vprof_rt_emit_at(VPROF_REC_WAKE, i, ++t);
-    state.ResumeTiming();
-    vprof_rt_emit_at(VPROF_REC_WAKE, 0, ++t); // the window is full: flush
-  }
-  state.SetItemsProcessed(state.iterations() * (int64_t)per);
-  restore_limits();
-}
-BENCHMARK(BM_FlushPerRecord)->Unit(benchmark::kMicrosecond);
 
 using mutex_fn = int (*)(pthread_mutex_t *);
 
