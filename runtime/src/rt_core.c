@@ -31,7 +31,7 @@ __thread vprof_thread_window vprof_window_ VPROF_TLS_MODEL_ = {0, 0};
 enum thread_state {
   TS_NONE = 0, /* no stream yet: the next record opens one */
   TS_OPEN,     /* the thread window points into the stream's window */
-  TS_DROPPING, /* size limit reached (or growth failed): records are counted only */
+  TS_DROPPING, /* size limit reached (or a flush failed): records are counted only */
   TS_CLOSED,   /* thread exited: late records are counted as dropped */
   TS_FAILED    /* the stream could not be created: this thread records nothing */
 };
