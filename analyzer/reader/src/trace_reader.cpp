@@ -241,7 +241,6 @@ Stream::Stream(const std::filesystem::path &file) {
   // reset after a flush; its records are all in the data region already.
   std::uint64_t n_win =
       h.window_base == h.committed_records ? scan(h.window_offset, h.window_records, false) : 0;
-  n_data_ = static_cast<std::size_t>(n_data);
   count_ = static_cast<std::size_t>(n_data + n_win);
   info_.window_count = n_win;
   if (count_ == 0) {
@@ -301,8 +300,9 @@ Stream::Stream(const std::filesystem::path &file) {
 }
 
 std::uint64_t Stream::offset_of(std::size_t i) const {
-  return i < n_data_ ? data_offset_ + static_cast<std::uint64_t>(i) * VPROF_RECORD_SIZE
-                     : window_offset_ + static_cast<std::uint64_t>(i - n_data_) * VPROF_RECORD_SIZE;
+  const std::uint64_t n_data = info_.committed_records; // all of them were read
+  return i < n_data ? data_offset_ + static_cast<std::uint64_t>(i) * VPROF_RECORD_SIZE
+                    : window_offset_ + (static_cast<std::uint64_t>(i) - n_data) * VPROF_RECORD_SIZE;
 }
 
 void Stream::release_pages(std::size_t begin, std::size_t end) const {
@@ -324,8 +324,8 @@ Stream::~Stream() {
 
 Stream::Stream(Stream &&o) noexcept
     : info_(std::move(o.info_)), map_(o.map_), map_size_(o.map_size_), records_(o.records_),
-      count_(o.count_), n_data_(o.n_data_), data_offset_(o.data_offset_),
-      window_offset_(o.window_offset_), copied_(o.copied_) {
+      count_(o.count_), data_offset_(o.data_offset_), window_offset_(o.window_offset_),
+      copied_(o.copied_) {
   o.map_ = nullptr;
   o.records_ = nullptr;
   o.count_ = 0;

@@ -91,7 +91,8 @@ private:
   std::size_t map_size_ = 0;
   const vprof_record *records_ = nullptr;
   std::size_t count_ = 0;
-  std::size_t n_data_ = 0; // records_[0, n_data_) come from the data region
+  // records_[0, info_.committed_records) come from the data region, the rest from the
+  // window
   std::uint64_t data_offset_ = 0, window_offset_ = 0;
   bool copied_ = false; // records_ is a private copy (regions not page-aligned)
 };
