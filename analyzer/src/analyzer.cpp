@@ -62,6 +62,25 @@ LatencyStats latency_stats(const VectorXd &L) {
   return s;
 }
 
+// 40 log-spaced bins from the smallest to the largest latency (the HTML report's histogram;
+// a log scale because latency distributions of servers are long-tailed).
+LatencyHistogram latency_histogram(const VectorXd &L) {
+  constexpr int kBins = 40;
+  LatencyHistogram h;
+  if (L.size() == 0)
+    return h;
+  h.lo_ns = std::max(1.0, L.minCoeff());
+  h.hi_ns = std::max(h.lo_ns * 1.001, L.maxCoeff() * 1.000001);
+  h.counts.assign(kBins, 0);
+  const double span = std::log(h.hi_ns / h.lo_ns);
+  for (Eigen::Index i = 0; i < L.size(); ++i) {
+    double x = std::max(L[i], h.lo_ns);
+    auto bin = static_cast<int>(std::log(x / h.lo_ns) / span * kBins);
+    ++h.counts[std::clamp(bin, 0, kBins - 1)];
+  }
+  return h;
+}
+
 struct SiteInfo {
   std::string kind, name;
   std::int64_t function = 0, callee = 0;
@@ -484,6 +503,7 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     }
     VectorXd L = T.col(col_of[0]);
     gr.latency = latency_stats(L);
+    gr.histogram = latency_histogram(L);
     const double varL = gr.latency.var_ns2;
     auto column = [&](const Col &c) -> VectorXd {
       return c.body ? VectorXd(S.col(col_of[c.node])) : VectorXd(T.col(col_of[c.node]));
@@ -505,6 +525,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
       ns.body_mean_ns = mean_of(bn);
       ns.body_var_ns2 = cov_of(bn, bn);
       ns.share = varL > 0 ? ns.var_ns2 / varL : 0;
+      ns.contribution = varL > 0 ? cov_of(tn, L) / varL : 0;
+      ns.body_contribution = varL > 0 ? cov_of(bn, L) / varL : 0;
       const auto &ch = gkids[nd];
       if (!ch.empty()) {
         ns.expanded = true;

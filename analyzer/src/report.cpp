@@ -267,9 +267,13 @@ std::string render_json(const AnalysisResult &res) {
                     {"share", s.share},
                     {"body_mean_ns", s.body_mean_ns},
                     {"body_var_ns2", s.body_var_ns2},
+                    {"contribution", s.contribution},
+                    {"body_contribution", s.body_contribution},
                     {"expanded", s.expanded},
                     {"residual", s.residual}});
     gj["nodes"] = ns;
+    gj["histogram"] = {
+        {"lo_ns", g.histogram.lo_ns}, {"hi_ns", g.histogram.hi_ns}, {"counts", g.histogram.counts}};
     json fs = json::array();
     for (const auto &f : g.factors) {
       json o{{"key", f.key},

@@ -66,6 +66,9 @@ struct NodeStats {
   bool expanded = false;                     // has children: its variance is decomposed
   double residual = 0; // |sum of terms - Var(T_n)| / scale (see docs/statistics.md)
   double share = 0;    // Var(T_n) / Var(L)
+  // Cov(T_n, L) / Var(L) and Cov(B_n, L) / Var(L): a node's contribution is the sum of its
+  // children's and its body's, so they draw a flame graph whose widths add up (the root's is 1).
+  double contribution = 0, body_contribution = 0;
 };
 
 // One term of a variance tree: Var(X) or 2 Cov(X, Y); X, Y are a child's T or a body B.
@@ -113,9 +116,17 @@ struct WhatIf {
   double var_drop = 0, p99_drop = 0; // fractions of the original (0.25 = 25 % less)
 };
 
+// Interval latencies binned on a log scale: bin i covers
+// [lo_ns * ratio^i, lo_ns * ratio^(i+1)), ratio = (hi_ns / lo_ns)^(1 / counts.size()).
+struct LatencyHistogram {
+  double lo_ns = 0, hi_ns = 0;
+  std::vector<std::uint64_t> counts;
+};
+
 struct GroupResult {
   std::string label; // "" = all intervals
   LatencyStats latency;
+  LatencyHistogram histogram;
   std::vector<NodeStats> nodes; // nodes seen in this group
   std::vector<Factor> factors;  // sorted by score, descending
   std::vector<Place> places;    // sorted by score, descending
@@ -166,6 +177,48 @@ struct RenderOptions {
 std::string render_text(const AnalysisResult &res, const RenderOptions &opt = {});
 // The same content as JSON (one object; schema in docs/analyzer.md).
 std::string render_json(const AnalysisResult &res);
+
+// ---- pictures: thin front ends over an AnalysisResult (docs/analyzer.md, "Pictures") ----
+
+// The answer of one group in one sentence, e.g. "86.1% of Var(latency) is waiting in
+// [wait:cond] in LockManager::acquire; what the waiters wait for is the wakers'
+// nanosleep() in BufferPool::read_page (50.3%)". Built from the places and waits.
+std::string answer_sentence(const GroupResult &g);
+
+// Folded stacks ("root;a;b value", one line per tree node, as flamegraph.pl, inferno and
+// speedscope read them) of a group's variance tree. A line's value is the node's body
+// contribution Cov(B_n, L) in ns^2 rounded to an integer, so a frame's total width is
+// Cov(T_n, L) and all lines add up to Var(L) (to within half a unit per line). Lines with
+// a negative contribution go to `negative`, with their absolute value: never dropped.
+struct FoldedStacks {
+  std::string positive, negative;
+  double positive_ns2 = 0, negative_ns2 = 0; // sums of the written values
+};
+FoldedStacks render_folded(const AnalysisResult &res, const GroupResult &g);
+
+// One iteration of the loop as the HTML report's history shows it.
+struct IterationSummary {
+  int iteration = 0;
+  int plan_functions = 0;
+  bool final_plan = false;
+  std::uint64_t intervals = 0, records = 0, dropped = 0;
+  std::string top_place; // by contribution, all intervals
+  double top_contribution = 0;
+};
+// Every analysed iteration's latest run, oldest first (empty without analysed runs).
+std::vector<IterationSummary> iteration_history(ws::Database &db);
+
+struct HtmlOptions {
+  std::string title = "vprof report";
+  std::vector<IterationSummary> history; // shown when not empty
+  double min_frame = 0.0005;             // flame-graph nodes below this |contribution| fold
+  std::size_t max_frames = 4000;         // per group, the largest |contribution| kept
+  std::size_t max_rows = 60;             // rows of the places and factor tables
+};
+// One self-contained HTML page (inline CSS, JS and SVG; no network): the answer, the
+// latency histogram, the places, waits, factors and what-if tables, the variance flame
+// graph (width = contribution to Var(L)) per interval type, and the iteration history.
+std::string render_html(const AnalysisResult &res, const HtmlOptions &opt = {});
 
 struct ExpandResult {
   bool stop = false;
