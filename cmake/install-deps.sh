@@ -13,6 +13,8 @@ PKGS=(
   # tests and benchmarks
   libgtest-dev libgmock-dev libbenchmark-dev python3 python3-pytest
   libclang-rt-19-dev  # libFuzzer + sanitizers for analyzer/fuzz/run.sh
+  # the HTML report's test: headless Chromium driven by selenium
+  chromium chromium-driver python3-selenium
 )
 
 missing=()

@@ -459,3 +459,40 @@ bool is_final_plan(ws::Database &db, int iteration) {
 }
 
 } // namespace vprof::analyzer
+
+namespace vprof::analyzer {
+
+std::vector<IterationSummary> iteration_history(ws::Database &db) {
+  ensure_tables(db);
+  std::vector<IterationSummary> out;
+  // the latest run of each iteration, its plan's size and its top place by contribution
+  auto st = db.prepare(
+      "SELECT r.iteration, r.intervals, r.records, r.dropped, "
+      "  (SELECT COUNT(DISTINCT function) FROM plans p WHERE p.iteration = r.iteration), "
+      "  (SELECT COUNT(*) FROM plans p WHERE p.iteration = r.iteration "
+      "     AND p.reason LIKE 'final:%'), "
+      "  (SELECT name FROM places pl WHERE pl.run = r.id AND pl.label = '' "
+      "     ORDER BY contribution DESC LIMIT 1), "
+      "  (SELECT contribution FROM places pl WHERE pl.run = r.id AND pl.label = '' "
+      "     ORDER BY contribution DESC LIMIT 1) "
+      "FROM analysis_runs r "
+      "WHERE r.id = (SELECT MAX(id) FROM analysis_runs q WHERE q.iteration = r.iteration) "
+      "ORDER BY r.iteration");
+  while (st.step()) {
+    IterationSummary s;
+    s.iteration = static_cast<int>(st.int64(0));
+    s.intervals = static_cast<std::uint64_t>(st.int64(1));
+    s.records = static_cast<std::uint64_t>(st.int64(2));
+    s.dropped = static_cast<std::uint64_t>(st.int64(3));
+    s.plan_functions = static_cast<int>(st.int64(4));
+    s.final_plan = st.int64(5) > 0;
+    if (!st.is_null(6)) {
+      s.top_place = st.text(6);
+      s.top_contribution = st.real(7);
+    }
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+} // namespace vprof::analyzer

@@ -128,6 +128,8 @@ std::string summary_text(const Context &ctx, const analyzer::AnalysisResult &res
   }
   out << "\nthe whole report (every interval type, the variance tree): "
       << report_path(ctx.cfg, iteration, ".txt").string() << " (`vprof report`)\n";
+  out << "the HTML report with the variance flame graph: "
+      << report_path(ctx.cfg, iteration, ".html").string() << " (`vprof report --html FILE`)\n";
   return out.str();
 }
 
@@ -152,6 +154,11 @@ analyzer::AnalysisResult analyze_and_store(const Context &ctx, ws::Database &db,
   write_file(report_path(ctx.cfg, iteration, ".txt"), analyzer::render_text(res));
   write_file(report_path(ctx.cfg, iteration, ".json"), analyzer::render_json(res));
   write_file(report_path(ctx.cfg, iteration, ".summary.txt"), summary_text(ctx, res, iteration));
+  analyzer::HtmlOptions ho;
+  ho.title =
+      "vprof: " + ctx.cfg.root.filename().string() + ", iteration " + std::to_string(iteration);
+  ho.history = analyzer::iteration_history(db);
+  write_file(report_path(ctx.cfg, iteration, ".html"), analyzer::render_html(res, ho));
   return res;
 }
 
@@ -243,20 +250,76 @@ int run_instrument(Context &ctx) {
 std::string g_export_out;
 bool g_export_diff = false;
 int g_export_iteration = -1;
+std::string g_export_folded;
+std::string g_export_label;
 
 void setup_export(CLI::App &sub, Context &ctx) {
   add_plan_flags(sub, ctx);
+  add_analyze_flags(sub, ctx);
   auto *out = sub.add_option("--out", g_export_out, "write the instrumented tree into this folder");
   auto *diff = sub.add_flag("--diff", g_export_diff, "print a unified diff instead");
+  auto *folded = sub.add_option("--folded", g_export_folded,
+                                "write the variance tree as folded stacks into this file");
   out->excludes(diff);
+  folded->excludes(out)->excludes(diff);
   sub.add_option("--iteration", g_export_iteration, "plan iteration (default: the newest)");
-  sub.footer("Instruments every file holding planned functions, per the plan, without touching\n"
-             "the originals: either a copy of the tree (--out) or a diff on stdout (--diff).");
+  sub.add_option("--label", g_export_label,
+                 "with --folded: the interval type (default: all intervals)");
+  sub.footer(
+      "Instruments every file holding planned functions, per the plan, without touching\n"
+      "the originals: either a copy of the tree (--out) or a diff on stdout (--diff).\n"
+      "--folded FILE analyses the iteration's trace again and writes its variance tree as\n"
+      "folded stacks (`root;caller;callee value`, value = the frame's own Cov(B, L) in ns^2,\n"
+      "all lines adding up to Var(L)) for flamegraph.pl, inferno or speedscope; frames with a\n"
+      "negative contribution go to FILE's sibling <stem>.negative<ext>, as absolute values.");
+}
+
+// `vprof export --folded`: the variance tree of one interval type as folded stacks.
+int export_folded(Context &ctx) {
+  auto db = open_workspace(ctx, false);
+  int it = g_export_iteration >= 0 ? g_export_iteration : require_plan(*db);
+  fs::path dir = iteration_trace_dir(ctx.cfg, it);
+  if (!fs::is_directory(dir))
+    throw InputError(dir.string() + ": no trace of iteration " + std::to_string(it) +
+                     " (run `vprof loop`, or pass --iteration)");
+  ctx.progress("analyzing " + dir.string());
+  analyzer::AnalysisResult res;
+  try {
+    res = analyzer::analyze(dir, db.get(), analyze_options(ctx.cfg));
+  } catch (const trace::TraceError &e) {
+    throw InputError(e.what());
+  }
+  const analyzer::GroupResult *group = nullptr;
+  for (const auto &g : res.groups)
+    if (g.label == g_export_label)
+      group = &g;
+  if (!group)
+    throw InputError(dir.string() + ": no intervals labelled '" + g_export_label + "'");
+  analyzer::FoldedStacks fs = analyzer::render_folded(res, *group);
+  fs::path out = fs::absolute(g_export_folded);
+  fs::path neg = out.parent_path() / (out.stem().string() + ".negative" + out.extension().string());
+  write_file(out, fs.positive);
+  if (!fs.negative.empty())
+    write_file(neg, fs.negative);
+  else
+    fs::remove(neg);
+  char line[256];
+  std::snprintf(
+      line, sizeof line, "folded stacks: %.6g ns^2 positive%s, Var(L) = %.6g ns^2", fs.positive_ns2,
+      fs.negative.empty() ? "" : (" - " + std::to_string(fs.negative_ns2) + " negative").c_str(),
+      group->latency.var_ns2);
+  ctx.progress(std::string(line));
+  *ctx.out << out.string() << "\n";
+  if (!fs.negative.empty())
+    *ctx.out << neg.string() << "\n";
+  return kExitOk;
 }
 
 int run_export(Context &ctx) {
+  if (!g_export_folded.empty())
+    return export_folded(ctx);
   if (g_export_out.empty() && !g_export_diff)
-    throw UsageError("give --out <folder> or --diff");
+    throw UsageError("give --out <folder>, --diff or --folded <file>");
   instr::CompileDb cdb = load_compile_db(ctx);
   auto db = open_workspace(ctx, false);
   instr::ExportOptions eo;
@@ -323,33 +386,57 @@ int run_analyze(Context &ctx) {
 
 int g_report_iteration = -1;
 bool g_report_json = false;
+std::string g_report_html;
+CLI::Option *g_report_html_opt = nullptr;
 
 void setup_report(CLI::App &sub, Context &) {
   sub.add_option("--iteration", g_report_iteration, "iteration (default: the newest analysed)");
-  sub.add_flag("--json", g_report_json, "JSON instead of text");
+  auto *json = sub.add_flag("--json", g_report_json, "JSON instead of text");
+  g_report_html_opt =
+      sub.add_option("--html", g_report_html,
+                     "the HTML report (variance flame graph, sortable tables, latency histogram, "
+                     "iteration history): copied to FILE, or its path printed without FILE")
+          ->expected(0, 1);
+  g_report_html_opt->excludes(json);
   sub.footer("Prints the stored report of an analysed iteration: latency statistics, the\n"
              "variance tree, the ranked factor table (share of Var(L) with bootstrap interval,\n"
-             "specificity, score) and what-if estimates.");
+             "specificity, score) and what-if estimates. The HTML report is one self-contained\n"
+             "file (no network): open it in any browser.");
 }
 
 int run_report(Context &ctx) {
   int it = g_report_iteration;
   if (it < 0) {
     auto db = open_workspace(ctx, false);
-    auto st = db->prepare("SELECT MAX(iteration) FROM analysis_runs");
-    bool have = false;
-    try {
-      have = st.step() && !st.is_null(0);
-    } catch (const ws::Error &) {
-    }
-    if (!have)
+    auto history = analyzer::iteration_history(*db);
+    if (history.empty())
       throw InputError("nothing analysed yet: run `vprof analyze` or `vprof loop`");
-    it = static_cast<int>(st.int64(0));
+    it = history.back().iteration;
   }
-  fs::path p = report_path(ctx.cfg, it, g_report_json ? ".json" : ".txt");
+  const bool html = g_report_html_opt && g_report_html_opt->count() > 0;
+  fs::path p = report_path(ctx.cfg, it, html ? ".html" : g_report_json ? ".json" : ".txt");
+  if (!fs::exists(p))
+    throw InputError(p.string() + ": no " + (html ? "HTML " : "") + "report for iteration " +
+                     std::to_string(it) +
+                     (html ? " (analysed before HTML reports existed: run "
+                             "`vprof analyze --iteration N` again)"
+                           : ""));
+  if (html && g_report_html.empty()) {
+    *ctx.out << p.string() << "\n";
+    return kExitOk;
+  }
+  if (html) {
+    fs::path dst = fs::absolute(g_report_html);
+    std::error_code ec;
+    fs::copy_file(p, dst, fs::copy_options::overwrite_existing, ec);
+    if (ec)
+      throw InputError(dst.string() + ": cannot write: " + ec.message());
+    *ctx.out << dst.string() << "\n";
+    return kExitOk;
+  }
   std::ifstream in(p);
   if (!in)
-    throw InputError(p.string() + ": no report for iteration " + std::to_string(it));
+    throw InputError(p.string() + ": cannot read");
   *ctx.out << in.rdbuf();
   return kExitOk;
 }

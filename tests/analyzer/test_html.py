@@ -1,0 +1,167 @@
+"""The pictures as a person sees them: `vprof loop` on the convoy accuracy program (a mutex
+convoy: the interval's lock wait stands for the holder's work), then
+- the HTML report opened in headless Chromium (selenium + Debian's chromium-driver): the
+  answer, the flame graph whose frames name the top places, the lock wait expanded into the
+  holder's work, a click that zooms, a search that highlights, a sortable table; a
+  screenshot is kept in <build>/test-artifacts/;
+- `vprof export --folded`: the stacks add up to Var(L) of the stored report.
+The set-up script (cmake/install-deps.sh) installs chromium, chromium-driver and selenium.
+"""
+import json
+import pathlib
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "accuracy"))
+import programs  # noqa: E402
+
+CHROMEDRIVER = "/usr/bin/chromedriver"
+
+
+@pytest.fixture(scope="module")
+def analysed(build_dir, tmp_path_factory):
+    """A convoy project after `vprof init` + `vprof loop` (3 iterations)."""
+    subprocess.run(["cmake", "--build", str(build_dir), "--target", "vprof", "vprof-cc",
+                    "vprof_rt"], check=True, capture_output=True, text=True)
+    vprof = build_dir / "driver" / "vprof"
+    program = next(p for p in programs.load_programs() if p.name == "convoy")
+    project = tmp_path_factory.mktemp("html") / "convoy"
+    program.write_project(project, depth=1, k=3, iterations=3)
+    roots = [a for r in program.roots for a in ("--root", r)]
+    for args in (["init", *roots], ["loop"]):
+        r = subprocess.run([str(vprof), "-C", str(project), *args], capture_output=True,
+                           text=True, timeout=600)
+        assert r.returncode == 0, r.stderr[-3000:]
+    assert "the HTML report with the variance flame graph" in r.stdout
+    return vprof, project
+
+
+def newest_report(project: pathlib.Path) -> dict:
+    reports = sorted((project / ".vprof" / "reports").glob("iter-*.json"),
+                     key=lambda p: int(p.stem.split("-")[1]))
+    return json.loads(reports[-1].read_text())
+
+
+def test_report_html_copies_or_names_the_page(analysed, tmp_path):
+    vprof, project = analysed
+    out = tmp_path / "report.html"
+    r = subprocess.run([str(vprof), "-C", str(project), "report", "--html", str(out)],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, r.stderr
+    assert out.read_text().startswith("<!DOCTYPE html>")
+    assert out.stat().st_size < 2 * 1024 * 1024
+    r = subprocess.run([str(vprof), "-C", str(project), "report", "--html"],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.strip().endswith(".html"), r.stdout
+    assert pathlib.Path(r.stdout.strip()).read_bytes() == out.read_bytes()
+    r = subprocess.run([str(vprof), "-C", str(project), "report", "--html", "--json"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2, "--html and --json exclude each other"
+
+
+def test_folded_stacks_add_up_to_var_l(analysed, tmp_path):
+    vprof, project = analysed
+    out = tmp_path / "convoy.folded"
+    r = subprocess.run([str(vprof), "-C", str(project), "export", "--folded", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    total, lines = 0.0, 0
+    for path, sign in ((out, 1), (tmp_path / "convoy.negative.folded", -1)):
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines():
+            stack, value = line.rsplit(" ", 1)
+            assert stack.startswith("(interval)"), line
+            total += sign * int(value)
+            lines += 1
+    var_l = newest_report(project)["groups"][0]["latency"]["var_ns2"]
+    assert lines > 3
+    assert abs(total - var_l) <= 0.5 * lines + 1e-9 * var_l, (total, var_l)
+    assert any("convoy_holder_work" in l for l in out.read_text().splitlines())
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if shutil.which("chromium") is None or not pathlib.Path(CHROMEDRIVER).exists():
+        pytest.fail("chromium and chromium-driver are missing: run cmake/install-deps.sh")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+    opts = webdriver.ChromeOptions()
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--window-size=1400,1600",
+              "--disable-dev-shm-usage"):
+        opts.add_argument(a)
+    drv = webdriver.Chrome(service=Service(CHROMEDRIVER), options=opts)
+    yield drv
+    drv.quit()
+
+
+def frame_widths(browser) -> dict:
+    """name -> widest rect width, over the flame graph of the visible group."""
+    return browser.execute_script("""
+        var out = {};
+        document.querySelectorAll('section.group').forEach(function (s) {
+          if (s.style.display === 'none') return;
+          s.querySelectorAll('.flame rect[data-name]').forEach(function (r) {
+            var n = r.getAttribute('data-name'), w = parseFloat(r.getAttribute('width'));
+            out[n] = Math.max(out[n] || 0, w);
+          });
+        });
+        return out;""")
+
+
+def test_html_report_in_a_browser(analysed, browser, build_dir):
+    from selenium.webdriver.common.by import By
+    vprof, project = analysed
+    report = newest_report(project)
+    page = sorted((project / ".vprof" / "reports").glob("iter-*.html"),
+                  key=lambda p: int(p.stem.split("-")[1]))[-1]
+    browser.get(page.as_uri())
+    answer = browser.find_element(By.CSS_SELECTOR, "section.group .answer").text
+    assert "of Var(latency)" in answer
+    widths = frame_widths(browser)
+    assert widths, "the flame graph drew no frames"
+    full = max(widths.values())
+    # the top places by contribution are frames of the flame graph
+    top = sorted(report["groups"][0]["places"], key=lambda p: -p["contribution"])[:2]
+    names = [p["name"] for p in top]
+    for name in names:
+        frame = name.split("() in ")[0]  # an outside call's node is named by its call site
+        assert any(frame in n for n in widths), (name, sorted(widths)[:40])
+    # the lock wait expanded into the holder's work: a frame below a wait frame
+    below_wait = browser.execute_script("""
+        var rows = JSON.parse(document.getElementById('vprof-data').textContent).groups[0].flame;
+        return rows.filter(function (r) { return r[8] === 1; }).map(function (r) { return r[2]; });""")
+    assert any("convoy_holder_work" in n for n in below_wait), below_wait
+    # a click zooms: the clicked frame then spans the whole width
+    target = next(n for n in widths if "convoy_holder_work" in n)
+    assert widths[target] < 0.99 * full
+    browser.execute_script(
+        "var name = arguments[0];"
+        "var r = Array.prototype.find.call(document.querySelectorAll('.flame rect[data-name]'),"
+        " function (r) { return r.getAttribute('data-name') === name; });"
+        "r.dispatchEvent(new MouseEvent('click', {bubbles: true}));", target)
+    assert browser.execute_script(
+        "return document.querySelector('section.group .flame').getAttribute('data-zoom')") == target
+    assert frame_widths(browser)[target] >= 0.99 * full
+    artifacts = build_dir / "test-artifacts"
+    artifacts.mkdir(exist_ok=True)
+    browser.save_screenshot(str(artifacts / "html-report-zoomed.png"))
+    browser.find_element(By.XPATH, "//button[text()='reset zoom']").click()
+    assert frame_widths(browser)[target] == pytest.approx(widths[target], rel=1e-6)
+    # search highlights the matching frames and sums their contribution
+    box = browser.find_element(By.CSS_SELECTOR, "section.group input[type=search]")
+    box.send_keys("holder_work")
+    assert browser.find_elements(By.CSS_SELECTOR, "section.group .flame rect.matched")
+    assert "matched:" in browser.find_element(By.CSS_SELECTOR, "section.group .matched-total").text
+    browser.save_screenshot(str(artifacts / "html-report.png"))
+    # a table sorts by the clicked column
+    header = browser.find_element(By.XPATH, "(//section[contains(@class,'group')]//table)[1]//th[2]")
+    header.click()
+    values = browser.execute_script("""
+        var t = document.querySelectorAll('section.group table')[0];
+        return Array.prototype.map.call(t.tBodies[0].rows,
+          function (r) { return parseFloat(r.cells[1].getAttribute('data-v')); });""")
+    assert values == sorted(values, reverse=True)
