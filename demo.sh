@@ -17,3 +17,5 @@ make -s OUT=.vprof/build compdb
 echo
 echo "vprof: workspace benchmarks/minidb/.vprof (query it with sqlite3 .vprof/vprof.db);"
 echo "vprof: reports per iteration in benchmarks/minidb/.vprof/reports/"
+html="$(ls -v .vprof/reports/iter-*.html | tail -n 1)"
+echo "vprof: the HTML report with the variance flame graph: benchmarks/minidb/$html"
