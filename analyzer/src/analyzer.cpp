@@ -205,8 +205,9 @@ AnalysisResult analyze(const std::filesystem::path &trace_dir, ws::Database *db,
   return analyze_trace(t, db, opt);
 }
 
-AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const AnalyzeOptions &opt) {
-  detail::EngineOptions eopt;
+namespace detail {
+EngineOptions engine_options(ws::Database *db) {
+  EngineOptions eopt;
   if (db) {
     auto st = db->prepare("SELECT id, function FROM sites WHERE id >= 0 AND id < 16777216");
     while (st.step()) {
@@ -219,7 +220,12 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     while (ce.step())
       eopt.calls.push_back({ce.int64(0), ce.int64(1)});
   }
-  EngineOutput eo = detail::run_engine(tr, eopt);
+  return eopt;
+}
+} // namespace detail
+
+AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const AnalyzeOptions &opt) {
+  EngineOutput eo = detail::run_engine(tr, detail::engine_options(db));
   AnalysisResult res;
   res.trace_dir = tr.dir().string();
   res.records = eo.records;

@@ -571,9 +571,15 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
   };
   std::vector<Item> work{{ti, hi, lo, 0}};
   const std::uint32_t untracked_local = child(0, kLabelUntracked);
+  CriticalPath *path = nullptr;
+  if (opt_.record_paths && opt_.record_paths->count(interval)) {
+    out_.paths.push_back({interval, {}});
+    path = &out_.paths.back();
+  }
   while (!work.empty()) {
     Item it = work.back();
     work.pop_back();
+    std::int64_t piece_lo = it.lo; // where this thread's stretch of the path begins
     ensure_closed(it.th, it.hi);
     Thread &T = threads_[it.th];
     const auto &ch = T.chunks;
@@ -600,8 +606,10 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
         if (c.t0 > it.lo && c.src >= 0 && (c.interval == kAnyInterval || c.interval == interval)) {
           std::int64_t r = std::clamp(c.r, it.lo, c.t0);
           attribute(compose(it.prefix, child(c.ctx, kLabelWaitBase + c.wkind)), c.t0 - r);
-          if (r > it.lo)
+          if (r > it.lo) {
             work.push_back({c.src, r, it.lo, it.prefix});
+            piece_lo = r;
+          }
           cur = it.lo;
           stopped = true;
           break;
@@ -648,6 +656,7 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
             // the interval's own ending thread is always in the root context.
             std::uint32_t next = c.src == ti ? 0 : (it.prefix == 0 ? w : it.prefix);
             work.push_back({c.src, r, it.lo, next});
+            piece_lo = r;
             cur = it.lo;
             stopped = true;
             break;
@@ -660,6 +669,8 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
     }
     if (!stopped && cur > it.lo)
       attribute(compose(it.prefix, untracked_local), cur - it.lo);
+    if (path && it.hi > piece_lo)
+      path->pieces.push_back({static_cast<std::uint32_t>(it.th), piece_lo, it.hi});
   }
 }
 

@@ -6,7 +6,12 @@
 
 #include <cstdint>
 #include <string>
+#include <unordered_set>
 #include <vector>
+
+namespace vprof::ws {
+class Database;
+}
 
 namespace vprof::analyzer::detail {
 
@@ -46,6 +51,19 @@ struct IntervalRec {
   std::uint32_t times_n;
 };
 
+// One stretch of an interval's critical path on one thread (stream index), in run ticks.
+struct PathPiece {
+  std::uint32_t thread;
+  std::int64_t t0, t1;
+};
+// An interval's critical path as the walk found it, from its end backwards: pieces[k + 1]
+// is the waker whose release at pieces[k].t0 let pieces[k] continue (a wake-up edge or a
+// hand-off), so consecutive pieces meet at one instant and their lengths sum to L(s).
+struct CriticalPath {
+  std::uint64_t interval = 0;
+  std::vector<PathPiece> pieces;
+};
+
 struct EngineOutput {
   std::vector<NodeDef> nodes;
   std::vector<IntervalRec> intervals;
@@ -64,6 +82,7 @@ struct EngineOutput {
   std::uint64_t peak_chunks = 0;
   double ticks_per_second = 1e9;
   std::vector<std::string> warnings;
+  std::vector<CriticalPath> paths; // of the intervals in EngineOptions::record_paths
 };
 
 struct EngineOptions {
@@ -77,7 +96,13 @@ struct EngineOptions {
   // ENTER at the depth of an open frame whose function (transitively) calls the entering
   // one is a callee inlined into that frame (same frame address), not a dead sibling.
   std::vector<std::pair<std::int64_t, std::int64_t>> calls;
+  // Intervals whose critical paths are kept in EngineOutput::paths (the Perfetto export).
+  const std::unordered_set<std::uint64_t> *record_paths = nullptr;
 };
+
+// The engine's options for a trace of the workspace `db` (may be null): the site table's
+// functions and the static call edges (analyzer.cpp).
+EngineOptions engine_options(ws::Database *db);
 
 // Throws AnalysisError (see analyzer.hpp) when a limit is exceeded.
 EngineOutput run_engine(const trace::Trace &trace, const EngineOptions &opt);

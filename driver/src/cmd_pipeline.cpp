@@ -251,7 +251,9 @@ std::string g_export_out;
 bool g_export_diff = false;
 int g_export_iteration = -1;
 std::string g_export_folded;
+std::string g_export_perfetto;
 std::string g_export_label;
+std::vector<std::uint64_t> g_export_intervals;
 
 void setup_export(CLI::App &sub, Context &ctx) {
   add_plan_flags(sub, ctx);
@@ -260,18 +262,29 @@ void setup_export(CLI::App &sub, Context &ctx) {
   auto *diff = sub.add_flag("--diff", g_export_diff, "print a unified diff instead");
   auto *folded = sub.add_option("--folded", g_export_folded,
                                 "write the variance tree as folded stacks into this file");
+  auto *perfetto = sub.add_option("--perfetto", g_export_perfetto,
+                                  "write the critical paths as a Perfetto trace into this file");
   out->excludes(diff);
   folded->excludes(out)->excludes(diff);
+  perfetto->excludes(out)->excludes(diff)->excludes(folded);
+  sub.add_option("--intervals", g_export_intervals,
+                 "with --perfetto: the interval ids to export (default: the slowest, p99 and "
+                 "above, and as many median ones)")
+      ->delimiter(',');
   sub.add_option("--iteration", g_export_iteration, "plan iteration (default: the newest)");
   sub.add_option("--label", g_export_label,
-                 "with --folded: the interval type (default: all intervals)");
+                 "with --folded or --perfetto: the interval type (default: all intervals)");
   sub.footer(
       "Instruments every file holding planned functions, per the plan, without touching\n"
       "the originals: either a copy of the tree (--out) or a diff on stdout (--diff).\n"
       "--folded FILE analyses the iteration's trace again and writes its variance tree as\n"
       "folded stacks (`root;caller;callee value`, value = the frame's own Cov(B, L) in ns^2,\n"
       "all lines adding up to Var(L)) for flamegraph.pl, inferno or speedscope; frames with a\n"
-      "negative contribution go to FILE's sibling <stem>.negative<ext>, as absolute values.");
+      "negative contribution go to FILE's sibling <stem>.negative<ext>, as absolute values.\n"
+      "--perfetto FILE writes the critical paths of the slowest intervals (p99 and above) and\n"
+      "as many median ones as a Perfetto trace (open it at ui.perfetto.dev): per thread the\n"
+      "probed functions and waits as slices, per interval its critical path with a flow arrow\n"
+      "along every wake-up edge it takes.");
 }
 
 // `vprof export --folded`: the variance tree of one interval type as folded stacks.
@@ -315,11 +328,44 @@ int export_folded(Context &ctx) {
   return kExitOk;
 }
 
+// `vprof export --perfetto`: the critical paths of chosen intervals as a Perfetto trace.
+int export_perfetto(Context &ctx) {
+  auto db = open_workspace(ctx, false);
+  int it = g_export_iteration >= 0 ? g_export_iteration : require_plan(*db);
+  fs::path dir = iteration_trace_dir(ctx.cfg, it);
+  if (!fs::is_directory(dir))
+    throw InputError(dir.string() + ": no trace of iteration " + std::to_string(it) +
+                     " (run `vprof loop`, or pass --iteration)");
+  analyzer::PerfettoOptions po;
+  po.intervals = g_export_intervals;
+  po.label = g_export_label;
+  ctx.progress("analyzing " + dir.string());
+  analyzer::PerfettoSummary sum;
+  try {
+    sum = analyzer::export_perfetto(dir, db.get(), fs::absolute(g_export_perfetto), po);
+  } catch (const trace::TraceError &e) {
+    throw InputError(e.what());
+  } catch (const analyzer::AnalysisError &e) {
+    throw InputError(e.what());
+  }
+  ctx.progress("perfetto: " + std::to_string(sum.intervals) + " intervals (" +
+               std::to_string(sum.slowest) + " slowest, " + std::to_string(sum.median) +
+               " median, " + std::to_string(sum.chosen) + " chosen), " +
+               std::to_string(sum.path_pieces) + " critical-path stretches, " +
+               std::to_string(sum.flows) + " wake-up edges (flows), " + std::to_string(sum.slices) +
+               " slices on " + std::to_string(sum.tracks) + " tracks, " +
+               std::to_string(sum.bytes) + " bytes");
+  *ctx.out << fs::absolute(g_export_perfetto).string() << "\n";
+  return kExitOk;
+}
+
 int run_export(Context &ctx) {
   if (!g_export_folded.empty())
     return export_folded(ctx);
+  if (!g_export_perfetto.empty())
+    return export_perfetto(ctx);
   if (g_export_out.empty() && !g_export_diff)
-    throw UsageError("give --out <folder>, --diff or --folded <file>");
+    throw UsageError("give --out <folder>, --diff, --folded <file> or --perfetto <file>");
   instr::CompileDb cdb = load_compile_db(ctx);
   auto db = open_workspace(ctx, false);
   instr::ExportOptions eo;

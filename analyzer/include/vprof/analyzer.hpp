@@ -220,6 +220,30 @@ struct HtmlOptions {
 // graph (width = contribution to Var(L)) per interval type, and the iteration history.
 std::string render_html(const AnalysisResult &res, const HtmlOptions &opt = {});
 
+struct PerfettoOptions {
+  // Intervals to export by id; empty: the slowest (latency at or above p99, at least one,
+  // at most max_each) and as many around the median, so the two can be compared.
+  std::vector<std::uint64_t> intervals;
+  std::string label; // the default selection from this interval type only ("" = all)
+  std::size_t max_each = 50;
+};
+struct PerfettoSummary {
+  std::size_t intervals = 0, slowest = 0, median = 0, chosen = 0;
+  std::size_t tracks = 0, slices = 0, thread_slices = 0;
+  std::size_t path_pieces = 0; // stretches of the exported critical paths
+  std::size_t flows = 0;       // wake-up edges on them (one flow arrow each)
+  std::uint64_t bytes = 0;
+};
+// Writes the critical paths of the selected intervals of `trace_dir` as a Perfetto trace
+// (protobuf TrackEvent, opened by ui.perfetto.dev or trace_processor): a track per thread on
+// those paths (grouped by process) with the probed functions and waits as nested slices,
+// and a track per interval with its critical path stretch by stretch (a child track per
+// thread), joined by flow arrows along the wake-up edges the path takes. `db` (may be null)
+// names the sites. Throws trace::TraceError for a corrupt trace, AnalysisError when nothing
+// matches the selection or `out` cannot be written. Cost: three passes over the trace.
+PerfettoSummary export_perfetto(const std::filesystem::path &trace_dir, ws::Database *db,
+                                const std::filesystem::path &out, const PerfettoOptions &opt = {});
+
 struct ExpandResult {
   bool stop = false;
   std::string reason; // "top-k unchanged" | "all top factors are leaves" |

@@ -4,11 +4,16 @@ convoy: the interval's lock wait stands for the holder's work), then
   answer, the flame graph whose frames name the top places, the lock wait expanded into the
   holder's work, a click that zooms, a search that highlights, a sortable table; a
   screenshot is kept in <build>/test-artifacts/;
-- `vprof export --folded`: the stacks add up to Var(L) of the stored report.
-The set-up script (cmake/install-deps.sh) installs chromium, chromium-driver and selenium.
+- `vprof export --folded`: the stacks add up to Var(L) of the stored report;
+- `vprof export --perfetto`: read back with Perfetto's own schema (perfetto_trace_pb2, in the
+  project venv made by cmake/install-venv.sh): tracks, slices and one flow per wake-up edge
+  of the exported critical paths, whose stretches add up to each interval's latency.
+The set-up scripts install chromium, chromium-driver and selenium (Debian) and the venv.
 """
 import json
+import os
 import pathlib
+import re
 import shutil
 import subprocess
 import sys
@@ -19,6 +24,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "accurac
 import programs  # noqa: E402
 
 CHROMEDRIVER = "/usr/bin/chromedriver"
+ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
+VENV_PYTHON = pathlib.Path(os.environ.get("VPROF_VENV", ROOT / ".venv")) / "bin" / "python"
 
 
 @pytest.fixture(scope="module")
@@ -81,6 +88,44 @@ def test_folded_stacks_add_up_to_var_l(analysed, tmp_path):
     assert lines > 3
     assert abs(total - var_l) <= 0.5 * lines + 1e-9 * var_l, (total, var_l)
     assert any("convoy_holder_work" in l for l in out.read_text().splitlines())
+
+
+def test_perfetto_export_read_with_perfettos_schema(analysed, tmp_path):
+    vprof, project = analysed
+    if not VENV_PYTHON.exists():
+        pytest.fail(f"{VENV_PYTHON}: no project venv; run cmake/install-venv.sh")
+    out = tmp_path / "convoy.pftrace"
+    r = subprocess.run([str(vprof), "-C", str(project), "export", "--perfetto", str(out)],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    said = re.search(r"perfetto: (\d+) intervals \((\d+) slowest, (\d+) median, 0 chosen\), "
+                     r"(\d+) critical-path stretches, (\d+) wake-up edges \(flows\), "
+                     r"(\d+) slices on (\d+) tracks", r.stderr)
+    assert said, r.stderr
+    n, slowest, median, stretches, flows, slices, tracks = map(int, said.groups())
+    check = subprocess.run([str(VENV_PYTHON), str(pathlib.Path(__file__).parent / "perfetto_check.py"),
+                            str(out)], capture_output=True, text=True, timeout=120)
+    assert check.returncode == 0, check.stderr
+    got = json.loads(check.stdout)
+    assert got["tracks"] == tracks and got["slices"] == slices
+    assert got["nesting_errors"] == 0 and got["undeclared_tracks"] == 0
+    # 300 intervals: p99 and above are 3, and as many median ones
+    assert (n, slowest, median) == (6, 3, 3)
+    assert len(got["intervals"]) == n
+    # a critical path is a chain of stretches joined by wake-up edges: one flow per edge
+    assert got["flows"] == flows == stretches - n
+    assert got["flows_paired"]
+    assert flows > 0, "a mutex convoy's critical paths cross threads"
+    for iv in got["intervals"]:
+        # the stretches partition the interval (each end rounded to the ns)
+        assert abs(iv["path_ns"] - iv["latency_ns"]) <= 2 * iv["stretches"], iv
+        assert iv["path_begin"] >= iv["begin"] - 1 and iv["path_end"] <= iv["end"] + 1, iv
+    assert got["thread_tracks"] and all(t["pid"] and t["tid"] for t in got["thread_tracks"])
+    assert any("convoy_holder_work" in s for s in got["thread_slice_names"])
+    assert any(s.startswith("[wait:mutex]") for s in got["thread_slice_names"])
+    r = subprocess.run([str(vprof), "-C", str(project), "export", "--perfetto", str(out),
+                        "--intervals", "999999999"], capture_output=True, text=True)
+    assert r.returncode != 0 and "no finished interval" in r.stderr
 
 
 @pytest.fixture(scope="module")
