@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <functional>
 #include <map>
@@ -220,8 +221,44 @@ std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
   return out;
 }
 
-std::string render_json(const AnalysisResult &res) {
+namespace {
+
+// The nodes a compact JSON report keeps (see JsonOptions), as a flag per node id.
+std::vector<bool> kept_nodes(const AnalysisResult &res, const JsonOptions &opt) {
+  std::vector<bool> keep(res.nodes.size(), opt.full);
+  if (opt.full)
+    return keep;
+  auto mark = [&](int node) {
+    for (int n = node; n >= 0 && !keep[static_cast<std::size_t>(n)];
+         n = res.nodes[static_cast<std::size_t>(n)].parent)
+      keep[static_cast<std::size_t>(n)] = true;
+  };
+  mark(0);
+  for (const auto &g : res.groups) {
+    for (const auto &s : g.nodes)
+      if (std::abs(s.contribution) >= opt.min_node_contribution ||
+          std::abs(s.share) >= opt.min_node_contribution)
+        mark(s.node);
+    for (std::size_t i = 0; i < g.factors.size() && i < opt.max_factors; ++i) {
+      mark(g.factors[i].a);
+      mark(g.factors[i].parent);
+      if (g.factors[i].b >= 0)
+        mark(g.factors[i].b);
+    }
+  }
+  return keep;
+}
+
+} // namespace
+
+std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
   using nlohmann::json;
+  const std::vector<bool> keep = kept_nodes(res, opt);
+  const std::size_t max_factors = opt.full ? SIZE_MAX : opt.max_factors;
+  const std::size_t max_places = opt.full ? SIZE_MAX : opt.max_places;
+  std::size_t kept = 0;
+  for (bool k : keep)
+    kept += k;
   json j;
   j["trace_dir"] = res.trace_dir;
   j["records"] = res.records;
@@ -235,8 +272,16 @@ std::string render_json(const AnalysisResult &res) {
   j["H"] = res.H;
   j["heights_from_db"] = res.heights_from_db;
   j["warnings"] = res.warnings;
+  // what a compact report left out is in the workspace
+  j["detail"] = {{"full", opt.full},
+                 {"nodes", kept},
+                 {"nodes_total", res.nodes.size()},
+                 {"max_factors", opt.full ? 0 : opt.max_factors},
+                 {"max_places", opt.full ? 0 : opt.max_places}};
   json nodes = json::array();
   for (const auto &n : res.nodes) {
+    if (!keep[static_cast<std::size_t>(n.id)])
+      continue;
     json o{{"id", n.id},     {"parent", n.parent}, {"kind", kind_text(n.kind)},
            {"name", n.name}, {"path", n.path},     {"depth", n.depth}};
     if (n.kind == Node::Kind::Site)
@@ -261,21 +306,24 @@ std::string render_json(const AnalysisResult &res) {
     gj["max_residual"] = g.max_residual;
     json ns = json::array();
     for (const auto &s : g.nodes)
-      ns.push_back({{"node", s.node},
-                    {"mean_ns", s.mean_ns},
-                    {"var_ns2", s.var_ns2},
-                    {"share", s.share},
-                    {"body_mean_ns", s.body_mean_ns},
-                    {"body_var_ns2", s.body_var_ns2},
-                    {"contribution", s.contribution},
-                    {"body_contribution", s.body_contribution},
-                    {"expanded", s.expanded},
-                    {"residual", s.residual}});
+      if (keep[static_cast<std::size_t>(s.node)])
+        ns.push_back({{"node", s.node},
+                      {"mean_ns", s.mean_ns},
+                      {"var_ns2", s.var_ns2},
+                      {"share", s.share},
+                      {"body_mean_ns", s.body_mean_ns},
+                      {"body_var_ns2", s.body_var_ns2},
+                      {"contribution", s.contribution},
+                      {"body_contribution", s.body_contribution},
+                      {"expanded", s.expanded},
+                      {"residual", s.residual}});
     gj["nodes"] = ns;
     gj["histogram"] = {
         {"lo_ns", g.histogram.lo_ns}, {"hi_ns", g.histogram.hi_ns}, {"counts", g.histogram.counts}};
     json fs = json::array();
     for (const auto &f : g.factors) {
+      if (fs.size() >= max_factors)
+        break;
       json o{{"key", f.key},
              {"kind", f.kind == Factor::Kind::Variance ? "var" : "cov"},
              {"name", f.name},
@@ -298,23 +346,24 @@ std::string render_json(const AnalysisResult &res) {
     gj["factors"] = fs;
     json ps = json::array();
     for (const auto &p : g.places)
-      ps.push_back({{"key", p.key},
-                    {"name", p.name},
-                    {"function", p.function},
-                    {"contexts", p.contexts},
-                    {"mean_ns", p.mean_ns},
-                    {"var_ns2", p.var_ns2},
-                    {"share", p.share},
-                    {"contribution", p.contribution},
-                    {"specificity", p.specificity},
-                    {"score", p.score},
-                    {"waker", p.waker},
-                    {"via", [&] {
-                       json v = json::array();
-                       for (const auto &[w, c] : p.via)
-                         v.push_back({{"wait", w}, {"contribution", c}});
-                       return v;
-                     }()}});
+      if (ps.size() < max_places)
+        ps.push_back({{"key", p.key},
+                      {"name", p.name},
+                      {"function", p.function},
+                      {"contexts", p.contexts},
+                      {"mean_ns", p.mean_ns},
+                      {"var_ns2", p.var_ns2},
+                      {"share", p.share},
+                      {"contribution", p.contribution},
+                      {"specificity", p.specificity},
+                      {"score", p.score},
+                      {"waker", p.waker},
+                      {"via", [&] {
+                         json v = json::array();
+                         for (const auto &[w, c] : p.via)
+                           v.push_back({{"wait", w}, {"contribution", c}});
+                         return v;
+                       }()}});
     gj["places"] = ps;
     json wj = json::array();
     for (const auto &w : g.waits)

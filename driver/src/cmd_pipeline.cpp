@@ -152,7 +152,9 @@ analyzer::AnalysisResult analyze_and_store(const Context &ctx, ws::Database &db,
   analyzer::ensure_tables(db);
   analyzer::store(db, res, iteration);
   write_file(report_path(ctx.cfg, iteration, ".txt"), analyzer::render_text(res));
-  write_file(report_path(ctx.cfg, iteration, ".json"), analyzer::render_json(res));
+  analyzer::JsonOptions compact;
+  compact.full = false; // the whole tree is in the workspace; the file keeps what is read
+  write_file(report_path(ctx.cfg, iteration, ".json"), analyzer::render_json(res, compact));
   write_file(report_path(ctx.cfg, iteration, ".summary.txt"), summary_text(ctx, res, iteration));
   analyzer::HtmlOptions ho;
   ho.title =

@@ -163,3 +163,20 @@ TEST(Pictures, HistogramCountsEveryInterval) {
   EXPECT_GT(h.counts.front(), 0u);
   EXPECT_GT(h.counts.back(), 0u);
 }
+
+TEST(Pictures, CompactJsonKeepsWhatCarriesVarianceAndSaysWhatItLeftOut) {
+  std::vector<std::pair<int, int>> xs;
+  for (int i = 0; i < 40; ++i)
+    xs.push_back({100 + (i * 37) % 400, 40}); // site 2 is constant: no variance, no factor
+  auto res = va::analyze(two_children("json", xs), nullptr, {});
+  std::string full = va::render_json(res);
+  va::JsonOptions jo;
+  jo.full = false;
+  std::string compact = va::render_json(res, jo);
+  EXPECT_NE(full.find("\"site 2\""), std::string::npos);
+  EXPECT_EQ(compact.find("\"site 2\""), std::string::npos);
+  EXPECT_NE(compact.find("\"site 1\""), std::string::npos);
+  EXPECT_NE(compact.find("\"nodes_total\": " + std::to_string(res.nodes.size())),
+            std::string::npos);
+  EXPECT_NE(compact.find("\"full\": false"), std::string::npos);
+}

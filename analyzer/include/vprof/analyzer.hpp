@@ -176,7 +176,17 @@ struct RenderOptions {
 // the what-if table, for every group.
 std::string render_text(const AnalysisResult &res, const RenderOptions &opt = {});
 // The same content as JSON (one object; schema in docs/analyzer.md).
-std::string render_json(const AnalysisResult &res);
+// How much of the tree the JSON report carries. The whole of it is in the workspace
+// (tables tree_nodes, factors, places); a stored report keeps the detail a reader looks at.
+struct JsonOptions {
+  bool full = true;                    // every node and factor (vprof-analyze --json)
+  std::size_t max_factors = 100;       // when !full: factors per group
+  std::size_t max_places = 100;        // when !full: places per group
+  double min_node_contribution = 1e-3; // when !full: nodes kept: |contribution| or share at
+                                       // least this in some group, their ancestors and the
+                                       // nodes of the kept factors
+};
+std::string render_json(const AnalysisResult &res, const JsonOptions &opt = {});
 
 // ---- pictures: thin front ends over an AnalysisResult (docs/analyzer.md, "Pictures") ----
 
