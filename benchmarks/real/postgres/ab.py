@@ -27,6 +27,7 @@ def t95(df: int) -> float:
 
 def run(install: pathlib.Path, txns: int, traced: bool) -> tuple[float, float]:
     env = dict(os.environ)
+    env["PG_CLIENT_BIN"] = str(CACHE / "plain" / "install" / "bin")
     tmp = None
     if traced:
         tmp = tempfile.mkdtemp(prefix="vprof-ab-")

@@ -4,7 +4,9 @@
 # exec_simple_query is one transaction. Starts the server of the given install (as an
 # unprivileged user when run as root: PostgreSQL refuses root), runs pgbench, stops it.
 #   workload.sh INSTALL_DIR [TRANSACTIONS_PER_CLIENT]
-# Environment: PG_CLIENTS (4), PG_SCALE (10), PG_PORT (55432). VPROF_TRACE_DIR, when set
+# Environment: PG_CLIENTS (4), PG_SCALE (10), PG_PORT (55432), PG_CLIENT_BIN (the bin/ of
+# pgbench and psql, default the install's: the load generator of a profiled server should be
+# a plain build, run.sh and ab.py point it at plain/install/bin). VPROF_TRACE_DIR, when set
 # (by `vprof loop`), is made writable for the server's user: a server that cannot write it
 # would run untraced.
 set -euo pipefail
@@ -27,6 +29,7 @@ if [ -n "${VPROF_TRACE_DIR:-}" ]; then
   chmod 1777 "$VPROF_TRACE_DIR"
 fi
 bin="$install/bin"
+client="${PG_CLIENT_BIN:-$bin}"
 if [ ! -f "$data/PG_VERSION" ]; then
   echo "workload: initdb $data (scale $scale)"
   mkdir -p "$data"
@@ -46,14 +49,17 @@ fi
 pgctl() { "${as_user[@]}" env ${VPROF_TRACE_DIR:+VPROF_TRACE_DIR=$VPROF_TRACE_DIR} "$bin/pg_ctl" -D "$data" "$@"; }
 stop() { pgctl -m fast -w stop >/dev/null 2>&1 || true; }
 trap stop EXIT
-pgctl -l "$data/server.log" -w start >/dev/null
 if [ -n "${fresh:-}" ]; then
-  "${as_user[@]}" "$bin/pgbench" -h "$data" -p "$port" -U postgres -i -q -s "$scale" postgres >/dev/null 2>&1
-  "${as_user[@]}" "$bin/psql" -h "$data" -p "$port" -U postgres -qc "CHECKPOINT" postgres
+  # the tables are loaded by a server that is not traced: loading is not the workload
+  VPROF_DISABLE=1 pgctl -l "$data/server.log" -w start >/dev/null
+  "${as_user[@]}" env VPROF_DISABLE=1 "$client/pgbench" -h "$data" -p "$port" -U postgres -i -q -s "$scale" postgres >/dev/null 2>&1
+  "${as_user[@]}" env VPROF_DISABLE=1 "$client/psql" -h "$data" -p "$port" -U postgres -qc "CHECKPOINT" postgres
+  stop
 fi
+pgctl -l "$data/server.log" -w start >/dev/null
 # the script file must be readable by the server's user
 cp "$here/tpcb-one-query.sql" "$data/../tpcb-one-query.sql"
 chmod 644 "$data/../tpcb-one-query.sql"
-"${as_user[@]}" "$bin/pgbench" -h "$data" -p "$port" -U postgres -n -M simple \
+"${as_user[@]}" env -u VPROF_TRACE_DIR "$client/pgbench" -h "$data" -p "$port" -U postgres -n -M simple \
   -c "$clients" -j 2 -t "$per_client" -f "$data/../tpcb-one-query.sql" postgres 2>&1 |
   grep -E "^(tps|latency|number of (transactions|failed))" || true
