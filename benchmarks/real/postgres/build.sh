@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Configures and builds PostgreSQL out of tree: `build.sh plain` into
+# $VPROF_REAL_CACHE/postgres/plain (under bear: its compile_commands.json is what `vprof
+# init` reads), `build.sh vprof` only configures $VPROF_REAL_CACHE/postgres/vprof, the tree
+# `vprof loop` builds through its compiler wrappers. The annotation header comes from the
+# repository's annotations/include (the one include path a plain build needs). Idempotent.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../../.." && pwd)"
+cache="${VPROF_REAL_CACHE:-$repo/build/real}/postgres"
+kind="${1:?usage: build.sh plain|vprof}"
+bash "$here/fetch.sh"
+dir="$cache/$kind"
+mkdir -p "$dir"
+if [ ! -f "$dir/config.status" ]; then
+  echo "vprof: configuring PostgreSQL ($kind) in $dir"
+  # Minimal features: the server and pgbench; -O2 -g as Debian builds it.
+  (cd "$dir" && "$cache/src/configure" --prefix="$dir/install" --without-readline \
+    --without-icu --without-zlib --without-lz4 --without-zstd \
+    CFLAGS="-O2 -g" CPPFLAGS="-I$repo/annotations/include" >"$dir/configure.log" 2>&1) ||
+    { tail -20 "$dir/configure.log"; exit 1; }
+fi
+if [ "$kind" = plain ] && [ ! -x "$dir/install/bin/postgres" ]; then
+  echo "vprof: building PostgreSQL (plain) under bear; a few minutes on 2 cores"
+  (cd "$dir" && bear --output "$dir/compile_commands.json" -- make -s -j"$(nproc)" >"$dir/build.log" 2>&1 &&
+    make -s install >>"$dir/build.log" 2>&1) ||
+    { tail -30 "$dir/build.log"; exit 1; }
+fi
+echo "vprof: PostgreSQL ($kind) in $dir"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# The whole vprof loop on PostgreSQL 15, as a new user would run it: fetch the Debian
+# source, build it plainly (compile database from bear), configure a second tree for vprof,
+# `vprof init` + `vprof loop` with vprof.toml from this folder, print the answer.
+#   run.sh [TRANSACTIONS_PER_CLIENT]   (default 2000; 4 clients)
+# Everything lands in $VPROF_REAL_CACHE/postgres (default build/real/postgres): the
+# project folder with .vprof/ (workspace, traces, reports) is .../project.
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+repo="$(cd "$here/../../.." && pwd)"
+cache="${VPROF_REAL_CACHE:-$repo/build/real}/postgres"
+export VPROF_BUILD_DIR="${VPROF_BUILD_DIR:-$repo/build}"
+bash "$repo/cmake/build.sh" >/dev/null
+vprof="$VPROF_BUILD_DIR/driver/vprof"
+bash "$here/build.sh" plain
+bash "$here/build.sh" vprof
+project="$cache/project"
+rm -rf "$project"
+mkdir -p "$project"
+sed -e "s#@CACHE@#$cache#g" -e "s#@HERE@#$here#g" -e "s#@TXNS@#${1:-2000}#g" \
+  "$here/vprof.toml.in" >"$project/vprof.toml"
+"$vprof" -C "$project" init
+"$vprof" -C "$project" loop
