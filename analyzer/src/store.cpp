@@ -496,3 +496,23 @@ std::vector<IterationSummary> iteration_history(ws::Database &db) {
 }
 
 } // namespace vprof::analyzer
+
+namespace vprof::analyzer {
+
+int discard_results(ws::Database &db) {
+  ensure_tables(db);
+  int runs = 0;
+  {
+    auto st = db.prepare("SELECT COUNT(*) FROM analysis_runs");
+    if (st.step())
+      runs = static_cast<int>(st.int64(0));
+  }
+  ws::Transaction tx(db);
+  for (const char *table :
+       {"whatif", "waits", "places", "factors", "tree_nodes", "interval_stats", "analysis_runs"})
+    db.exec(std::string("DELETE FROM ") + table);
+  tx.commit();
+  return runs;
+}
+
+} // namespace vprof::analyzer

@@ -64,6 +64,8 @@ int run_config(Context &ctx) {
       o << c.min_intervals;
     else if (name == "prune")
       o << c.prune;
+    else if (name == "allow_fallback")
+      o << (c.allow_fallback ? "true" : "false");
     o << "\n";
   }
   return kExitOk;

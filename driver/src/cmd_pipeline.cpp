@@ -198,8 +198,17 @@ int run_init(Context &ctx) {
   } catch (const std::runtime_error &e) {
     throw UsageError(e.what());
   }
-  // A new first plan starts the loop over: later plans belong to the old one.
+  // A new first plan starts a new history: later plans, the analyses, traces and reports
+  // belong to the old one, and a new identity makes every object compiled for it stale.
   db->prepare("DELETE FROM plans WHERE iteration > 0").run();
+  int old_runs = analyzer::discard_results(*db);
+  std::error_code ec;
+  fs::remove_all(ctx.cfg.traces_dir(), ec);
+  fs::remove_all(ctx.cfg.workspace_dir() / "reports", ec);
+  instr::new_workspace_identity(*db);
+  if (old_runs > 0)
+    ctx.progress("a new history: the " + std::to_string(old_runs) +
+                 " analysed run(s) of the previous one, their traces and reports are discarded");
   ctx.progress("plan 0: " + std::to_string(n) + " function(s) (" +
                (ctx.cfg.roots.empty() ? std::string("annotated functions") : "roots") + ", depth " +
                std::to_string(ctx.cfg.depth) + ")");
@@ -545,6 +554,10 @@ int run_loop(Context &ctx) {
   auto db = open_workspace(ctx, false);
   int it = require_plan(*db);
   Tools tools = find_tools();
+  // the compile database names the objects of planned files this workspace never compiled
+  std::optional<instr::CompileDb> cdb;
+  if (!ctx.cfg.compile_commands.empty())
+    cdb = load_compile_db(ctx);
   std::string stop_reason;
   analyzer::AnalysisResult last;
   bool have_last = false;
@@ -557,7 +570,7 @@ int run_loop(Context &ctx) {
       }
       ctx.progress("iteration " + std::to_string(it) + ": building with " +
                    std::to_string(plan_size(*db, it)) + " planned function(s)");
-      build_iteration(ctx, tools, it);
+      build_iteration(ctx, tools, *db, cdb ? &*cdb : nullptr, it);
       ctx.progress("iteration " + std::to_string(it) + ": running the workload");
       fs::path dir = run_iteration(ctx, it);
       last = analyze_and_store(ctx, *db, dir, it);

@@ -81,6 +81,9 @@ void add_loop_flags(CLI::App &sub, Context &ctx) {
                       "Var(L), then measure it once more; 0: no final plan [prune]")
            ->check(CLI::Range(0.0, 0.999)),
        ctx, "prune");
+  mark(sub.add_flag("--allow-fallback", ctx.cfg.allow_fallback,
+                    "go on when a planned file was built uninstrumented [allow_fallback]"),
+       ctx, "allow_fallback");
   mark(sub.add_option("--build", ctx.cfg.build, "shell command that builds the program [build]"),
        ctx, "build");
   mark(sub.add_option("--workload", ctx.cfg.workload,

@@ -23,6 +23,9 @@ const std::vector<ConfigKey> &config_keys() {
       {"min_intervals", "a run with fewer intervals is an error (default 30)"},
       {"prune", "after the loop stops, a final plan keeps only the functions whose places reach "
                 "this fraction of Var(L), and one more run measures it (default 0.01; 0: none)"},
+      {"allow_fallback", "true: a planned file that the build compiled from its original source "
+                         "(not instrumented) or did not compile for the plan is a warning, not "
+                         "an error that stops the loop (default false)"},
   };
   return keys;
 }
@@ -78,7 +81,7 @@ void load_config(const fs::path &file, Config &cfg) {
     if (!known.count(name))
       throw UsageError(where(file, node) + ": unknown key '" + name +
                        "' (known: compile_commands, roots, depth, k, iterations, build, workload, "
-                       "bootstrap, seed, min_intervals, prune)");
+                       "bootstrap, seed, min_intervals, prune, allow_fallback)");
     if (name == "compile_commands")
       cfg.compile_commands = get<std::string>(file, key, node, "a string");
     else if (name == "roots") {
@@ -108,6 +111,8 @@ void load_config(const fs::path &file, Config &cfg) {
       cfg.seed = static_cast<uint64_t>(get<int64_t>(file, key, node, "an integer"));
     else if (name == "min_intervals")
       cfg.min_intervals = get_positive(file, key, node, 1);
+    else if (name == "allow_fallback")
+      cfg.allow_fallback = get<bool>(file, key, node, "true or false");
     else if (name == "prune") {
       auto v = node.value<double>();
       if (!v || !(*v >= 0 && *v < 1))

@@ -38,7 +38,8 @@ struct Config {
   int bootstrap = 200;                    // bootstrap resamples for share intervals
   std::uint64_t seed = 1;                 // bootstrap seed
   int min_intervals = 30;                 // fewer intervals in a run is an error
-  double prune = 0.01; // final plan: places below this fraction dropped (0: none)
+  double prune = 0.01;         // final plan: places below this fraction dropped (0: none)
+  bool allow_fallback = false; // a planned file built uninstrumented only warns
 
   std::filesystem::path workspace_dir() const { return root / ".vprof"; }
   std::filesystem::path database() const { return workspace_dir() / "vprof.db"; }

@@ -1,7 +1,10 @@
 // Building and running one iteration of the profiling loop.
 #include "pipeline.hpp"
 
+#include "vprof/instrumenter.hpp"
 #include "vprof/workspace.hpp"
+
+#include <sstream>
 
 #include <unistd.h>
 
@@ -47,14 +50,41 @@ fs::path iteration_log(const Config &cfg, int iteration, const char *step) {
   return dir / ("iter-" + std::to_string(iteration) + "-" + step + ".log");
 }
 
-void build_iteration(const Context &ctx, const Tools &tools, int iteration) {
+namespace {
+
+// The build check's findings as lines for the user: each file and why.
+std::string build_findings(const instr::BuildCheck &chk, int iteration) {
+  std::ostringstream os;
+  for (const auto &[file, why] : chk.fallbacks)
+    os << "  " << file.string() << ": built from its original source, without probes: " << why
+       << "\n";
+  for (const auto &file : chk.not_compiled)
+    os << "  " << file.string() << ": planned, but the build did not compile it for plan "
+       << iteration << "\n";
+  for (const auto &[file, object] : chk.stale)
+    os << "  " << file.string() << ": its object " << object.string()
+       << " is still the one of another plan (not rebuilt)\n";
+  return os.str();
+}
+
+} // namespace
+
+void build_iteration(const Context &ctx, const Tools &tools, ws::Database &db,
+                     const instr::CompileDb *cdb, int iteration) {
   if (ctx.cfg.build.empty())
     throw UsageError("no build command: set `build` in vprof.toml or pass --build");
+  const fs::path wsdb = ctx.cfg.database();
+  std::vector<fs::path> stale;
+  if (cdb)
+    stale = instr::invalidate_stale_objects(db, wsdb, *cdb, iteration);
+  if (!stale.empty())
+    ctx.progress("iteration " + std::to_string(iteration) + ": " + std::to_string(stale.size()) +
+                 " object(s) compiled for another plan (or without vprof) will be rebuilt");
   ProcessOptions opts;
   opts.cwd = ctx.cfg.root;
   opts.env["CC"] = tools.cc.string();
   opts.env["CXX"] = tools.cxx.string();
-  opts.env["VPROF_WORKSPACE"] = ctx.cfg.database().string();
+  opts.env["VPROF_WORKSPACE"] = wsdb.string();
   opts.env["VPROF_ITERATION"] = std::to_string(iteration);
   opts.log = iteration_log(ctx.cfg, iteration, "build");
   ProcessResult r = run_shell(ctx.cfg.build, opts);
@@ -65,6 +95,26 @@ void build_iteration(const Context &ctx, const Tools &tools, int iteration) {
   if (ctx.verbose)
     ctx.progress("built in " + std::to_string(r.seconds).substr(0, 5) +
                  " s (log: " + opts.log->string() + ")");
+  instr::BuildCheck chk = instr::check_build(db, wsdb, iteration, cdb);
+  if (chk.clean())
+    return;
+  const std::size_t n = chk.fallbacks.size() + chk.not_compiled.size() + chk.stale.size();
+  std::string what = std::to_string(n) + " planned file(s) of iteration " +
+                     std::to_string(iteration) + " are not instrumented as planned:\n" +
+                     build_findings(chk, iteration);
+  if (ctx.cfg.allow_fallback) {
+    ctx.progress("warning: " + what +
+                 "their functions are measured as part of their callers "
+                 "(allow_fallback = true)");
+    return;
+  }
+  throw std::runtime_error(
+      what +
+      "a profile without them would silently be wrong. Fix the build (does `build` "
+      "compile these files through $CC/$CXX? `vprof instrument <file>` shows what is "
+      "refused and why), or set allow_fallback = true in vprof.toml to go on without "
+      "their probes. Build log: " +
+      opts.log->string());
 }
 
 fs::path run_iteration(const Context &ctx, int iteration) {

@@ -10,6 +10,9 @@
 namespace vprof::ws {
 class Database;
 }
+namespace vprof::instr {
+class CompileDb;
+}
 
 namespace vprof::driver {
 
@@ -31,9 +34,15 @@ std::filesystem::path iteration_trace_dir(const Config &cfg, int iteration);
 std::filesystem::path iteration_log(const Config &cfg, int iteration, const char *step);
 
 // Runs cfg.build with CC/CXX pointing at the wrappers, VPROF_WORKSPACE and
-// VPROF_ITERATION set; output goes to a log whose tail is shown on failure.
-// Throws std::runtime_error on failure (exit code 1 of the driver).
-void build_iteration(const Context &ctx, const Tools &tools, int iteration);
+// VPROF_ITERATION set; output goes to a log whose tail is shown on failure. Before it, the
+// objects compiled for another plan are made older than everything, so the user's own
+// build rebuilds exactly those (`cdb`: the compile database, for planned files this
+// workspace never compiled; may be null). After it, every planned file must have been
+// compiled for this plan with its probes: a file that fell back to its original source or
+// that the build did not compile stops the loop, naming the file and the reason (a warning
+// with allow_fallback). Throws std::runtime_error on failure (exit code 1 of the driver).
+void build_iteration(const Context &ctx, const Tools &tools, ws::Database &db,
+                     const instr::CompileDb *cdb, int iteration);
 
 // Runs cfg.workload with VPROF_TRACE_DIR set to a fresh iteration trace directory.
 // Returns that directory. Throws std::runtime_error when the workload fails or wrote no

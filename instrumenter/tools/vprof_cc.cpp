@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <set>
 #include <sstream>
 #include <sys/wait.h>
@@ -75,6 +76,25 @@ bool takes_value(const std::string &a) {
                                              "-aux-info",   "-main-file-name",
                                              "-z"};
   return opts.count(a) > 0;
+}
+
+// The first line of a compiler's output that says "error", for a fallback's reason.
+std::string first_error(const std::string &text) {
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line))
+    if (line.find("error") != std::string::npos)
+      return line;
+  return text.substr(0, text.find('\n'));
+}
+
+void record_objects(const fs::path &workspace, const std::vector<instr::ObjectRecord> &records) {
+  for (const auto &r : records)
+    try {
+      instr::write_object_record(workspace, r);
+    } catch (const std::exception &e) {
+      warn(std::string("cannot record the build stamp of ") + r.object.string() + ": " + e.what());
+    }
 }
 
 std::string read_all(const std::string &p) {
@@ -158,6 +178,9 @@ int main(int argc, char **argv) {
 
   std::vector<std::string> instrumented = {real};
   std::vector<std::pair<std::string, std::string>> temps; // temp path, original spelling
+  // What is recorded per source after a successful compile (build stamps: which plan the
+  // object was compiled for, and why a planned file fell back to its original source).
+  std::vector<instr::ObjectRecord> records;
   if (!sources.empty() && !has_x) {
     try {
       ws::Database db(*wspath);
@@ -167,11 +190,32 @@ int main(int argc, char **argv) {
       else
         it = instr::current_iteration(db);
       std::string cwd = fs::current_path().string();
+      std::map<std::string, std::string> stamps;
+      if (it)
+        stamps = instr::plan_stamps(db, *it);
+      for (std::size_t si : sources) {
+        fs::path abs = fs::weakly_canonical(fs::absolute(args[si]));
+        instr::ObjectRecord rec;
+        rec.source = abs;
+        rec.object = fs::absolute(!output.empty() && (sources.size() == 1 || !compile_only)
+                                      ? fs::path(output)
+                                      : fs::path(abs.stem().string() + ".o"))
+                         .lexically_normal();
+        auto st = stamps.find(abs.string());
+        rec.stamp = st == stamps.end() ? instr::kNoPlanStamp : st->second;
+        rec.iteration = it ? *it : -1;
+        records.push_back(rec);
+      }
       for (std::size_t si : sources) {
         const std::string &src = args[si];
         fs::path abs = fs::weakly_canonical(fs::absolute(src));
         if (!it || !instr::file_has_plan(db, abs, *it))
           continue;
+        auto fell_back = [&](const std::string &why) {
+          for (auto &rec : records)
+            if (rec.source == abs)
+              rec.fallback = why;
+        };
         instr::CompileCommand cmd;
         cmd.file = abs.string();
         cmd.directory = cwd;
@@ -185,10 +229,17 @@ int main(int argc, char **argv) {
         instr::RewriteResult r = instr::rewrite(db, cmd, *it, po);
         if (!r.ok) {
           warn(src + ": not instrumented (" + r.error + "); compiling it unchanged");
+          fell_back(r.error);
           continue;
         }
-        if (!r.changed)
+        if (!r.changed) {
+          std::string why = "no probe could be inserted";
+          if (!r.skipped.empty())
+            why += " (" + r.skipped.front().file + ":" + std::to_string(r.skipped.front().line) +
+                   ": " + r.skipped.front().reason + ")";
+          fell_back(why);
           continue;
+        }
         std::string name = fs::path(src).filename().string();
         const char *tmpdir = std::getenv("TMPDIR");
         std::string tmpl =
@@ -198,6 +249,7 @@ int main(int argc, char **argv) {
         int fd = mkstemps(buf.data(), static_cast<int>(name.size() + 1));
         if (fd < 0) {
           warn(src + ": cannot create a temporary file; compiling it unchanged");
+          fell_back("cannot create a temporary file");
           continue;
         }
         std::string tmp(buf.data());
@@ -206,6 +258,7 @@ int main(int argc, char **argv) {
         ::close(fd);
         if (!ok) {
           warn(src + ": cannot write " + tmp + "; compiling it unchanged");
+          fell_back("cannot write " + tmp);
           fs::remove(tmp);
           continue;
         }
@@ -220,10 +273,15 @@ int main(int argc, char **argv) {
     } catch (const std::exception &e) {
       warn(std::string("workspace: ") + e.what() + "; compiling unchanged");
       temps.clear();
+      records.clear();
     }
   }
-  if (temps.empty())
-    return run(original);
+  if (temps.empty()) {
+    int rc = run(original);
+    if (rc == 0)
+      record_objects(*wspath, records);
+    return rc;
+  }
 
   for (const auto &a : args) {
     auto t = std::find_if(temps.begin(), temps.end(), [&](auto &p) { return p.second == a; });
@@ -242,7 +300,15 @@ int main(int argc, char **argv) {
     warn("the instrumented compile failed; compiling the original unchanged");
     if (verbose())
       std::cerr << errtext;
-    return run(original);
+    std::string why = "the instrumented source did not compile: " + first_error(errtext);
+    for (auto &rec : records)
+      for (auto &[tmp, src] : temps)
+        if (rec.source == fs::weakly_canonical(fs::absolute(src)))
+          rec.fallback = why;
+    int orc = run(original);
+    if (orc == 0)
+      record_objects(*wspath, records);
+    return orc;
   }
   std::cerr << errtext;
   // A dependency file names the temporary source: point it back at the original.
@@ -258,5 +324,6 @@ int main(int argc, char **argv) {
       std::ofstream(depfile, std::ios::binary) << text;
     }
   }
+  record_objects(*wspath, records);
   return 0;
 }

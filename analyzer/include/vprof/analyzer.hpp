@@ -162,6 +162,9 @@ AnalysisResult analyze_trace(const trace::Trace &trace, ws::Database *db,
 
 // Creates the analyzer's result tables (idempotent; see docs/analyzer.md).
 void ensure_tables(ws::Database &db);
+// Deletes every stored run and its results (a new history after `vprof init`); returns how
+// many runs there were.
+int discard_results(ws::Database &db);
 // Stores a result as a new run of plan iteration `iteration`; returns the run id.
 std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration);
 

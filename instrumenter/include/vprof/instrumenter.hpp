@@ -132,6 +132,58 @@ int export_tree(ws::Database &wsdb, const CompileDb &db, const ExportOptions &op
 std::string unified_diff(const std::string &before, const std::string &after,
                          const std::string &name);
 
+// ---- build stamps: which plan each object was compiled for (build_stamps.cpp) ----
+
+// The workspace's identity (meta `workspace_id`, made by `vprof init`; "" in older ones),
+// and a new one (a new history: every object compiled for the old one is rebuilt).
+std::string workspace_identity(ws::Database &wsdb);
+std::string new_workspace_identity(ws::Database &wsdb);
+
+// The stamp of a source file that has nothing planned in it.
+inline constexpr const char *kNoPlanStamp = "none";
+// Plan stamps of `iteration`, per source file with planned functions (absolute path):
+// a hash of what the instrumented text depends on besides the source itself (the rewrite
+// rules' version, the workspace's identity, the planned functions defined in the file,
+// whether the plan is final). Files absent from the map have kNoPlanStamp.
+std::map<std::string, std::string> plan_stamps(ws::Database &wsdb, int iteration);
+std::string plan_stamp(ws::Database &wsdb, const std::filesystem::path &file, int iteration);
+
+// What the wrapper records about one compiled object (.vprof/stamps/<file>.<hash>.stamp).
+struct ObjectRecord {
+  std::filesystem::path source, object; // absolute
+  std::string stamp;                    // plan stamp it was compiled for
+  int iteration = -1;
+  std::string fallback;         // why a planned file was compiled from its original source
+  std::filesystem::path record; // the record file (when read)
+};
+std::filesystem::path stamps_dir(const std::filesystem::path &workspace_db);
+// Atomic (write to a temporary file, rename): parallel compiles never see half a record.
+void write_object_record(const std::filesystem::path &workspace_db, const ObjectRecord &r);
+std::vector<ObjectRecord> read_object_records(const std::filesystem::path &workspace_db);
+
+// Before building `iteration`: sets the modification time of every object compiled for
+// another plan stamp than its source's now (or, for a planned file this workspace never
+// compiled, of the object its compile command writes) to the epoch, so that the user's own
+// make, ninja or CMake rebuild exactly those. Returns them. Records of objects that no
+// longer exist are dropped.
+std::vector<std::filesystem::path>
+invalidate_stale_objects(ws::Database &wsdb, const std::filesystem::path &workspace_db,
+                         const CompileDb &cdb, int iteration);
+
+// After building `iteration`: planned files that fell back to their original source
+// (file, reason), planned files with no object compiled for this plan, and objects of
+// planned files still compiled for another plan (source, object).
+struct BuildCheck {
+  std::vector<std::pair<std::filesystem::path, std::string>> fallbacks;
+  std::vector<std::filesystem::path> not_compiled;
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> stale;
+  bool clean() const { return fallbacks.empty() && not_compiled.empty() && stale.empty(); }
+};
+// `cdb` (may be null) names the translation units: planned functions defined elsewhere
+// (headers) are not rewritten by design.
+BuildCheck check_build(ws::Database &wsdb, const std::filesystem::path &workspace_db, int iteration,
+                       const CompileDb *cdb);
+
 // Workspace lookup: $VPROF_WORKSPACE (a .db file or a directory holding .vprof/vprof.db),
 // else `.vprof/vprof.db` in `start` or its nearest ancestor. nullopt when none exists.
 std::optional<std::filesystem::path> find_workspace(const std::filesystem::path &start);

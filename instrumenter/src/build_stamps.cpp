@@ -1,0 +1,240 @@
+// Build stamps (docs/instrumenter.md, "Builds that just work"): which plan each object was
+// compiled for. The wrapper records it per object; before an iteration's build the driver
+// makes the objects compiled for another plan older than anything (so the user's own
+// make/ninja/CMake rebuild exactly those), and after it checks that every planned file was
+// compiled for this plan and that none fell back to its original source.
+#include <vprof/instrumenter.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <fcntl.h>
+#include <fstream>
+#include <map>
+#include <random>
+#include <set>
+#include <sstream>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+
+namespace vprof::instr {
+namespace {
+
+// What the instrumented text depends on besides the source: bump when the probe forms or
+// the rewriting rules change, so that objects of an older vprof are rebuilt.
+constexpr const char *kRewriteVersion = "vprof-rewrite-1";
+
+std::uint64_t fnv1a(std::uint64_t h, const std::string &s) {
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  h ^= 0xff; // separator: ("ab", "c") and ("a", "bc") differ
+  h *= 0x100000001b3ull;
+  return h;
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// The record file of one (source, object) pair.
+fs::path record_path(const fs::path &stamps, const fs::path &source, const fs::path &object) {
+  std::uint64_t h = fnv1a(fnv1a(0xcbf29ce484222325ull, source.string()), object.string());
+  return stamps / (source.filename().string() + "." + hex(h) + ".stamp");
+}
+
+// The object a compile command writes: its -o (relative to its directory), else
+// <stem>.o in the directory.
+fs::path object_of(const CompileCommand &c) {
+  fs::path out;
+  for (std::size_t i = 0; i + 1 < c.args.size(); ++i)
+    if (c.args[i] == "-o")
+      out = c.args[i + 1];
+  for (const auto &a : c.args)
+    if (a.rfind("-o", 0) == 0 && a.size() > 2)
+      out = a.substr(2);
+  if (out.empty())
+    out = fs::path(c.file).stem().string() + ".o";
+  return (fs::path(c.directory) / out).lexically_normal();
+}
+
+// Sets an object's modification time to the epoch: older than every input, so make and
+// ninja rebuild it. Returns false when it does not exist.
+bool make_older_than_everything(const fs::path &object) {
+  struct timespec times[2] = {{0, 0}, {0, 0}};
+  return ::utimensat(AT_FDCWD, object.c_str(), times, 0) == 0;
+}
+
+} // namespace
+
+std::string workspace_identity(ws::Database &db) {
+  if (auto id = db.meta("workspace_id"); id && !id->empty())
+    return *id;
+  return "";
+}
+
+std::string new_workspace_identity(ws::Database &db) {
+  std::random_device rd;
+  std::uint64_t v = (static_cast<std::uint64_t>(rd()) << 32) ^ rd();
+  std::string id = hex(v);
+  db.set_meta("workspace_id", id);
+  return id;
+}
+
+std::map<std::string, std::string> plan_stamps(ws::Database &db, int iteration) {
+  bool final_plan = false;
+  {
+    auto st =
+        db.prepare("SELECT 1 FROM plans WHERE iteration = ? AND reason LIKE 'final:%' LIMIT 1");
+    st.bind(1, static_cast<std::int64_t>(iteration));
+    final_plan = st.step();
+  }
+  std::map<std::string, std::uint64_t> hashes;
+  const std::string seed = std::string(kRewriteVersion) + "|" + workspace_identity(db) + "|" +
+                           (final_plan ? "final" : "explore");
+  auto st = db.prepare("SELECT f.file, f.id FROM plans p JOIN functions f ON f.id = p.function "
+                       "WHERE p.iteration = ? AND f.file IS NOT NULL ORDER BY f.file, f.id");
+  st.bind(1, static_cast<std::int64_t>(iteration));
+  while (st.step()) {
+    auto [it, fresh] = hashes.try_emplace(st.text(0), 0);
+    if (fresh)
+      it->second = fnv1a(0xcbf29ce484222325ull, seed);
+    it->second = fnv1a(it->second, std::to_string(st.int64(1)));
+  }
+  std::map<std::string, std::string> out;
+  for (const auto &[file, h] : hashes)
+    out.emplace(file, hex(h));
+  return out;
+}
+
+std::string plan_stamp(ws::Database &db, const fs::path &file, int iteration) {
+  auto all = plan_stamps(db, iteration);
+  auto it = all.find(file.string());
+  return it == all.end() ? std::string(kNoPlanStamp) : it->second;
+}
+
+fs::path stamps_dir(const fs::path &workspace_db) { return workspace_db.parent_path() / "stamps"; }
+
+void write_object_record(const fs::path &workspace_db, const ObjectRecord &r) {
+  fs::path dir = stamps_dir(workspace_db);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  fs::path dst = record_path(dir, r.source, r.object);
+  fs::path tmp = dst;
+  tmp += "." + std::to_string(::getpid()) + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << "source\t" << r.source.string() << "\nobject\t" << r.object.string() << "\nstamp\t"
+        << r.stamp << "\niteration\t" << r.iteration << "\n";
+    if (!r.fallback.empty()) {
+      std::string reason = r.fallback;
+      std::replace(reason.begin(), reason.end(), '\n', ' ');
+      out << "fallback\t" << reason << "\n";
+    }
+    if (!out)
+      return;
+  }
+  fs::rename(tmp, dst, ec); // atomic: parallel compiles never see half a record
+  if (ec)
+    fs::remove(tmp, ec);
+}
+
+std::vector<ObjectRecord> read_object_records(const fs::path &workspace_db) {
+  std::vector<ObjectRecord> out;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(stamps_dir(workspace_db), ec)) {
+    if (e.path().extension() != ".stamp")
+      continue;
+    std::ifstream in(e.path());
+    ObjectRecord r;
+    r.record = e.path();
+    std::string line;
+    while (std::getline(in, line)) {
+      auto tab = line.find('\t');
+      if (tab == std::string::npos)
+        continue;
+      std::string key = line.substr(0, tab), value = line.substr(tab + 1);
+      if (key == "source")
+        r.source = value;
+      else if (key == "object")
+        r.object = value;
+      else if (key == "stamp")
+        r.stamp = value;
+      else if (key == "iteration")
+        r.iteration = std::atoi(value.c_str());
+      else if (key == "fallback")
+        r.fallback = value;
+    }
+    if (!r.source.empty() && !r.object.empty())
+      out.push_back(std::move(r));
+  }
+  return out;
+}
+
+std::vector<fs::path> invalidate_stale_objects(ws::Database &db, const fs::path &workspace_db,
+                                               const CompileDb &cdb, int iteration) {
+  auto stamps = plan_stamps(db, iteration);
+  auto expected = [&](const fs::path &src) {
+    auto it = stamps.find(src.string());
+    return it == stamps.end() ? std::string(kNoPlanStamp) : it->second;
+  };
+  std::vector<fs::path> out;
+  std::set<std::string> recorded_sources;
+  for (const auto &r : read_object_records(workspace_db)) {
+    recorded_sources.insert(r.source.string());
+    if (r.stamp == expected(r.source))
+      continue;
+    if (make_older_than_everything(r.object))
+      out.push_back(r.object);
+    else { // the object is gone (cleaned): its record says nothing any more
+      std::error_code ec;
+      fs::remove(r.record, ec);
+    }
+  }
+  // planned files this workspace never compiled: their objects (from the compile database)
+  // were built without vprof or by another workspace
+  for (const auto &c : cdb.commands())
+    if (!recorded_sources.count(c.file) && expected(c.file) != kNoPlanStamp &&
+        make_older_than_everything(object_of(c)))
+      out.push_back(object_of(c));
+  return out;
+}
+
+BuildCheck check_build(ws::Database &db, const fs::path &workspace_db, int iteration,
+                       const CompileDb *cdb) {
+  auto stamps = plan_stamps(db, iteration);
+  BuildCheck out;
+  // planned translation units -> a record compiled for the plan was seen. Functions defined
+  // in headers are planned too but never rewritten (docs/instrumenter.md, "Headers policy"):
+  // only the compile database's files (or, without one, the files compiled at all) count.
+  std::map<std::string, bool> compiled_for_plan;
+  if (cdb) {
+    for (const auto &c : cdb->commands())
+      if (stamps.count(c.file))
+        compiled_for_plan[c.file] = false;
+  }
+  for (const auto &r : read_object_records(workspace_db)) {
+    auto it = stamps.find(r.source.string());
+    std::string want = it == stamps.end() ? std::string(kNoPlanStamp) : it->second;
+    if (r.stamp != want) {
+      if (it != stamps.end())
+        out.stale.push_back({r.source, r.object});
+      continue;
+    }
+    if (it != stamps.end() && (!cdb || compiled_for_plan.count(r.source.string())))
+      compiled_for_plan[r.source.string()] = true;
+    if (!r.fallback.empty() && r.iteration == iteration)
+      out.fallbacks.push_back({r.source, r.fallback});
+  }
+  for (const auto &[file, seen] : compiled_for_plan)
+    if (!seen)
+      out.not_compiled.push_back(file);
+  return out;
+}
+
+} // namespace vprof::instr

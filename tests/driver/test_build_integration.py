@@ -1,0 +1,187 @@
+"""The loop on the user's own build, as a new user would run it (the pitfalls seen on
+PostgreSQL and LevelDB): a make project built plainly first, then `vprof init` + `vprof
+loop` with `build = "make"` unchanged (no -B, no touch script):
+- iteration 0 recompiles exactly the planned files (their objects were built without vprof),
+  later iterations exactly the files whose plan changed (build stamps);
+- a planned file that could not be instrumented stops the loop naming the file and the
+  reason (allow_fallback = true turns that into a warning);
+- a build command that does not compile through $CC is refused, not profiled;
+- re-running `vprof init` starts a new history instead of resuming the old one.
+"""
+import json
+import os
+import pathlib
+import re
+import sqlite3
+import subprocess
+
+import pytest
+
+MAIN_C = r'''#include <stdio.h>
+#include <vprof/vprof.h>
+#include "work.h"
+static void serve(int i) {
+  uint64_t iv;
+  VPROF_INTERVAL_BEGIN(iv, "req");
+  stage_a(i);
+  stage_b(i);
+  VPROF_INTERVAL_END(iv);
+}
+int main(void) {
+  for (int i = 0; i < 200; i++)
+    serve(i);
+  printf("done\n");
+  return 0;
+}
+'''
+WORK_H = '''void stage_a(int i);
+void stage_b(int i);
+void leaf_a(int i);
+void leaf_b(int i);
+'''
+# spin for a drawn number of microseconds: stage_a varies, stage_b is constant
+SPIN = r'''#include <time.h>
+static void spin_us(long us) {
+  struct timespec t0, t;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  do
+    clock_gettime(CLOCK_MONOTONIC, &t);
+  while ((t.tv_sec - t0.tv_sec) * 1000000L + (t.tv_nsec - t0.tv_nsec) / 1000 < us);
+}
+'''
+A_C = '#include "work.h"\n' + SPIN + r'''void leaf_a(int i) { spin_us(20 + (i * 37) % 200); }
+void stage_a(int i) { leaf_a(i); }
+'''
+B_C = '#include "work.h"\n' + SPIN + r'''void leaf_b(int i) { spin_us(30 + i % 2); }
+void stage_b(int i) { leaf_b(i); }
+'''
+# a planned function whose whole definition comes from a macro: no probe can be inserted
+B_MACRO_C = '#include "work.h"\n' + SPIN + r'''#define DEFINE_STAGE(name, leaf) void name(int i) { leaf(i); }
+void leaf_b(int i) { spin_us(30 + i % 2); }
+DEFINE_STAGE(stage_b, leaf_b)
+'''
+MAKEFILE = '''CC ?= cc
+CFLAGS = -O1 -g -I$(VPROF_INCLUDE)
+OBJS = main.o a.o b.o
+app: $(OBJS)
+\t$(CC) $(CFLAGS) $(OBJS) -o app
+%.o: %.c work.h
+\t$(CC) $(CFLAGS) -c $< -o $@
+'''
+
+
+@pytest.fixture(scope="module")
+def vprof(build_dir):
+    subprocess.run(["cmake", "--build", str(build_dir), "--target", "vprof", "vprof-cc",
+                    "vprof_rt"], check=True, capture_output=True, text=True)
+    return build_dir / "driver" / "vprof"
+
+
+def make_project(root: pathlib.Path, tmp: pathlib.Path, b_source: str = B_C,
+                 build: str = 'make CC="$CC"', extra: str = "") -> pathlib.Path:
+    p = tmp / "proj"
+    p.mkdir()
+    for name, text in (("main.c", MAIN_C), ("work.h", WORK_H), ("a.c", A_C), ("b.c", b_source),
+                       ("Makefile", MAKEFILE)):
+        (p / name).write_text(text)
+    include = root / "annotations" / "include"
+    entries = [{"directory": str(p), "file": str(p / f),
+                "arguments": ["cc", "-O1", "-g", f"-I{include}", "-c", f, "-o", f[:-2] + ".o"]}
+               for f in ("main.c", "a.c", "b.c")]
+    (p / "compile_commands.json").write_text(json.dumps(entries))
+    (p / "vprof.toml").write_text(
+        f'compile_commands = "compile_commands.json"\nbuild = \'{build}\'\n'
+        'workload = "./app"\ndepth = 0\nk = 2\niterations = 3\nbootstrap = 0\n' + extra)
+    # the user's own plain build first: objects exist, compiled without vprof
+    subprocess.run(["make", f"VPROF_INCLUDE={include}"], cwd=p, check=True,
+                   capture_output=True)
+    return p
+
+
+def vp(vprof, project, *args, check=True):
+    r = subprocess.run([str(vprof), "-C", str(project), *args], capture_output=True, text=True,
+                       timeout=300, env={**os.environ, "VPROF_INCLUDE": ""})
+    if check:
+        assert r.returncode == 0, r.stderr[-3000:]
+    return r
+
+
+def compiled(project: pathlib.Path, iteration: int) -> set:
+    """The sources make compiled in an iteration's build (its log echoes the commands)."""
+    log = (project / ".vprof" / "logs" / f"iter-{iteration}-build.log").read_text()
+    return set(re.findall(r"-c (\w+\.c) -o", log))
+
+
+def planned_files(project: pathlib.Path, iteration: int) -> dict:
+    db = sqlite3.connect(project / ".vprof" / "vprof.db")
+    out = {}
+    for file, fn in db.execute("SELECT f.file, f.id FROM plans p JOIN functions f ON "
+                               "f.id = p.function WHERE p.iteration = ?", (iteration,)):
+        out.setdefault(pathlib.Path(file).name, set()).add(fn)
+    return out
+
+
+def test_make_rebuilds_exactly_what_the_plan_changed(vprof, root, tmp_path):
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    vp(vprof, p, "init")
+    r = vp(vprof, p, "loop", "--prune", "0")
+    runs = sqlite3.connect(p / ".vprof" / "vprof.db").execute(
+        "SELECT COUNT(DISTINCT iteration) FROM analysis_runs").fetchone()[0]
+    assert runs >= 2, r.stderr
+    # iteration 0: the plain objects of the planned files (main.c: the annotated root) are
+    # rebuilt through the wrapper, the others stay
+    assert compiled(p, 0) == {"main.c"}, compiled(p, 0)
+    for it in range(1, runs):
+        before, now = planned_files(p, it - 1), planned_files(p, it)
+        changed = {f for f in set(before) | set(now) if before.get(f) != now.get(f)}
+        assert compiled(p, it) == changed, (it, compiled(p, it), changed)
+    # every object has a record of the plan it was compiled for
+    stamps = list((p / ".vprof" / "stamps").glob("*.stamp"))
+    assert {s.name.split(".")[0] for s in stamps} >= {"main"}
+
+
+def test_a_planned_file_that_cannot_be_instrumented_stops_the_loop(vprof, root, tmp_path):
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, b_source=B_MACRO_C,
+                     build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    vp(vprof, p, "init", "--depth", "1")  # plans stage_a and stage_b (b.c: a macro)
+    r = vp(vprof, p, "loop", check=False)
+    assert r.returncode == 1, r.stderr
+    assert re.search(r"/b\.c: built from its original source, without probes: no probe could "
+                     r"be inserted", r.stderr), r.stderr
+    assert "allow_fallback" in r.stderr
+    assert not (p / ".vprof" / "traces" / "iter-0").exists(), "nothing was profiled"
+    # allowed: a warning naming the file, and the loop goes on
+    r = vp(vprof, p, "loop", "--allow-fallback", "--iterations", "1", "--prune", "0")
+    assert re.search(r"warning: .*not instrumented as planned", r.stderr), r.stderr
+    assert "/b.c" in r.stderr
+
+
+def test_a_build_that_bypasses_the_wrappers_is_refused(vprof, root, tmp_path):
+    include = root / "annotations" / "include"
+    # `make` with the user's cc: up to date, nothing compiled through vprof
+    p = make_project(root, tmp_path, build=f"make CC=cc VPROF_INCLUDE={include}")
+    vp(vprof, p, "init")
+    r = vp(vprof, p, "loop", check=False)
+    assert r.returncode == 1
+    assert re.search(r"main\.c: planned, but the build did not compile it for plan 0", r.stderr), \
+        r.stderr
+
+
+def test_init_again_starts_a_new_history(vprof, root, tmp_path):
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    vp(vprof, p, "init")
+    vp(vprof, p, "loop", "--iterations", "1", "--prune", "0")
+    assert (p / ".vprof" / "reports" / "iter-0.txt").exists()
+    r = vp(vprof, p, "init")
+    assert "a new history" in r.stderr, r.stderr
+    assert not (p / ".vprof" / "reports").exists()
+    db = sqlite3.connect(p / ".vprof" / "vprof.db")
+    assert db.execute("SELECT COUNT(*) FROM analysis_runs").fetchone()[0] == 0
+    r = vp(vprof, p, "loop", "--iterations", "1", "--prune", "0")
+    assert "resuming" not in r.stderr
+    assert "iteration 0: running the workload" in r.stderr
+    # the new identity made the objects of the old history stale: main.c compiled again
+    assert compiled(p, 0) == {"main.c"}
