@@ -8,6 +8,7 @@
 #include <clang/AST/DeclCXX.h>
 #include <clang/AST/ExprCXX.h>
 #include <clang/AST/ParentMapContext.h>
+#include <clang/AST/QualTypeNames.h>
 #include <clang/AST/RecursiveASTVisitor.h>
 #include <clang/AST/StmtCXX.h>
 #include <clang/Basic/Builtins.h>
@@ -42,6 +43,8 @@ struct Site {
   std::string callee_usr, callee_name;
   bool dependent = false; // a template's unresolved call: callee taken from the scan's edge
   bool stmt_expr = false; // C++: the statement-expression form (no lambda can capture)
+  bool decltype_text = false; // C++11: the lambda's return type is decltype(<call text>)
+  std::string return_type;    // C++11: ... or this type, spelled out (decltype(<call>))
   bool cast_void = false; // ... with the call cast to void (its value is discarded)
   std::string captures;   // lambda form: extra init-captures (", &b = b") for bindings
   std::int64_t id = 0;
@@ -83,10 +86,11 @@ void report(State &st, const SourceManager &sm, SourceLocation loc, std::string 
 struct SubtreeFacts : RecursiveASTVisitor<SubtreeFacts> {
   bool coawait = false, binding = false, temporary = false, vla = false;
   bool bitfield_binding = false;
+  bool lambda = false; // a lambda expression in the call (C++11: not in decltype)
   std::vector<const BindingDecl *> bindings; // named structured bindings, in order
 
   bool shouldVisitImplicitCode() const { return false; }
-  bool TraverseLambdaExpr(LambdaExpr *) { return true; }
+  bool TraverseLambdaExpr(LambdaExpr *) { return lambda = true; }
   bool VisitCoawaitExpr(CoawaitExpr *) { return coawait = true; }
   bool VisitCoyieldExpr(CoyieldExpr *) { return coawait = true; }
   bool VisitDependentCoawaitExpr(DependentCoawaitExpr *) { return coawait = true; }
@@ -215,6 +219,28 @@ public:
   }
 
 private:
+  // decltype(<call>) spelled as a type: the call's type, `&` for an lvalue, `&&` for an
+  // xvalue, fully qualified. C++11 probes use it instead of repeating the call's text in
+  // decltype, where gcc does not accept the implicit `this` of a member call. Empty when
+  // the type cannot be spelled here (dependent, unnamed, local to a lambda): then the
+  // call's text is repeated.
+  std::string spelled_call_type(const Expr *e) const {
+    QualType t = e->getType();
+    if (t.isNull() || t->isDependentType() || t->isUndeducedType())
+      return "";
+    if (const TagDecl *tag = t->getAsTagDecl(); tag && (!tag->getIdentifier() ||
+                                                         tag->getDeclContext()->isFunctionOrMethod()))
+      return "";
+    PrintingPolicy pp(ctx_.getLangOpts());
+    pp.SuppressTagKeyword = false;
+    std::string out = TypeName::getFullyQualifiedName(t, ctx_, pp, /*WithGlobalNsPrefix=*/true);
+    if (e->isLValue())
+      out += " &";
+    else if (e->isXValue())
+      out += " &&";
+    return out;
+  }
+
   bool defined_in_system_header(const FunctionDecl *callee) const {
     const FunctionDecl *def = nullptr;
     if (!callee->isDefined(def))
@@ -288,6 +314,13 @@ private:
       }
       if (isa<CXXConversionDecl>(callee))
         return;
+      // A compiler-generated (or defaulted) copy or move assignment: a member-wise copy of
+      // a few ns. Timing it would name `s = db->Write(...)` after Status::operator=, the
+      // operator around the call, instead of the call (which keeps its own probe).
+      if (const auto *md = dyn_cast<CXXMethodDecl>(callee))
+        if ((md->isCopyAssignmentOperator() || md->isMoveAssignmentOperator()) &&
+            (md->isImplicit() || md->isDefaulted()))
+          return;
       // vprof's own API (vprof::interval::end(), guards): timing it would straddle the
       // interval's end.
       if (detail::vprof_header(sm_, callee->getLocation()))
@@ -398,6 +431,12 @@ private:
         return skip(at, "returns a reference, pointer or object while an argument is a "
                         "temporary (its lifetime would end inside the probe)");
     }
+    // C++11 has no decltype(auto): the lambda's return type repeats the call's text in
+    // decltype(...), an unevaluated operand, where a lambda may not appear before C++20.
+    const bool decltype_text = lo.CPlusPlus && !lo.CPlusPlus14 && !stmt_expr;
+    if (decltype_text && facts.lambda)
+      return skip(at, "a lambda in the call (C++11: the probe's return type repeats the call "
+                      "in decltype, where a lambda may not appear)");
     if (!seen_.insert({bo, eo}).second)
       return;
 
@@ -406,6 +445,9 @@ private:
     s.end = eo;
     s.fn = fn_;
     s.stmt_expr = stmt_expr;
+    s.decltype_text = decltype_text;
+    if (decltype_text)
+      s.return_type = spelled_call_type(e);
     s.cast_void = cast_void;
     s.captures = std::move(captures);
     SourceLocation id = sm_.getExpansionLoc(detail::site_loc(e));
@@ -762,9 +804,13 @@ std::string apply_edits(const State &st, std::string &err) {
     }
     long extent = static_cast<long>(s.end - s.begin);
     if (st.cplusplus && !s.stmt_expr)
-      ins.push_back(
-          {s.begin, 2, -extent,
-           "::vprof::rt::call(" + id + ", [&" + s.captures + "]() -> decltype(auto) { return "});
+      ins.push_back({s.begin, 2, -extent,
+                     "::vprof::rt::call(" + id + ", [&" + s.captures + "]() -> " +
+                         (!s.decltype_text ? std::string("decltype(auto)")
+                          : !s.return_type.empty()
+                              ? s.return_type
+                              : "decltype(" + st.code.substr(s.begin, s.end - s.begin) + ")") +
+                         " { return "});
     else
       ins.push_back(
           {s.begin, 2, -extent,

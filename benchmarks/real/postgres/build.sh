@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Configures and builds PostgreSQL out of tree: `build.sh plain` into
-# $VPROF_REAL_CACHE/postgres/plain (under bear: its compile_commands.json is what `vprof
-# init` reads), `build.sh vprof` only configures $VPROF_REAL_CACHE/postgres/vprof, the tree
-# `vprof loop` builds through its compiler wrappers. The annotation header comes from the
-# repository's annotations/include (the one include path a plain build needs). Idempotent.
+# Configures and builds PostgreSQL out of tree, as a user would before profiling:
+# `build.sh plain` into $VPROF_REAL_CACHE/postgres/plain (the A/B baseline), `build.sh vprof`
+# into .../vprof, the tree `vprof loop` then rebuilds through its compiler wrappers with
+# `make CC="$CC"` (vprof makes exactly the objects whose plan changed older than their
+# sources). Both are built under bear; the vprof tree's compile_commands.json is what
+# `vprof init` reads. The annotation header comes from the repository's annotations/include
+# (the one include path a plain build needs). Idempotent.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/../../.." && pwd)"
@@ -20,8 +22,8 @@ if [ ! -f "$dir/config.status" ]; then
     CFLAGS="-O2 -g" CPPFLAGS="-I$repo/annotations/include" >"$dir/configure.log" 2>&1) ||
     { tail -20 "$dir/configure.log"; exit 1; }
 fi
-if [ "$kind" = plain ] && [ ! -x "$dir/install/bin/postgres" ]; then
-  echo "vprof: building PostgreSQL (plain) under bear; a few minutes on 2 cores"
+if [ ! -x "$dir/install/bin/postgres" ]; then
+  echo "vprof: building PostgreSQL ($kind) under bear; a few minutes on 2 cores"
   (cd "$dir" && bear --output "$dir/compile_commands.json" -- make -s -j"$(nproc)" >"$dir/build.log" 2>&1 &&
     make -s install >>"$dir/build.log" 2>&1) ||
     { tail -30 "$dir/build.log"; exit 1; }

@@ -1,5 +1,6 @@
 /* vprof probes: what the instrumenter inserts into planned functions. C99 (with the
- * GNU `cleanup` attribute, gcc and clang) and C++17 (RAII). The hot path is inline:
+ * GNU `cleanup` attribute, gcc and clang; C89 with `__extension__`) and C++11 and later
+ * (RAII). The hot path is inline:
  * one clock read, two stores into the thread's mapped stream, no lock, no call.
  *
  * Body probe (a function's total time), declaration form, valid before or among
@@ -17,6 +18,10 @@
  * C++ keeps the callee's value category and copy elision with a lambda:
  *
  *   y = ::vprof::rt::call(18, [&]() -> decltype(auto) { return g(x); });
+ *
+ * C++11 (no decltype(auto)) spells the return type out:
+ *
+ *   y = ::vprof::rt::call(18, [&]() -> decltype(g(x)) { return g(x); });
  *
  * Site ids come from the workspace site table; the runtime only sees integers.
  * Frames skipped by longjmp/siglongjmp or exceptions that bypass C cleanups leave an
@@ -129,8 +134,10 @@ private:
 };
 
 /* Times one call: `f` is a lambda that performs the call and returns its result with */
-/* decltype(auto), so references stay references and prvalues are not copied. */
-template <class F> VPROF_ALWAYS_INLINE_ decltype(auto) call(uint32_t site, F &&f) {
+/* decltype(auto) (C++11: decltype(<the call>)), so references stay references and */
+/* prvalues are not copied. The trailing return type is the lambda's own: valid in C++11. */
+template <class F>
+VPROF_ALWAYS_INLINE_ auto call(uint32_t site, F &&f) -> decltype(static_cast<F &&>(f)()) {
   probe_scope scope(site);
   return static_cast<F &&>(f)();
 }
