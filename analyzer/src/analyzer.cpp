@@ -239,8 +239,21 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
   res.path_sum_mismatches = eo.path_sum_mismatches;
   res.inexact_splits = eo.inexact_splits;
   res.ticks_per_second = eo.ticks_per_second;
-  if (eo.dropped)
-    res.warnings.push_back(std::to_string(eo.dropped) + " records were dropped by the runtime");
+  if (eo.dropped) {
+    std::size_t capped = 0;
+    for (const auto &st : tr.streams())
+      capped += st.info().dropped > 0;
+    res.warnings.push_back(
+        std::to_string(eo.dropped) + " records were dropped by the runtime: " +
+        std::to_string(capped) +
+        " thread stream(s) reached their size limit (VPROF_MAX_THREAD_MB, default 256) and "
+        "recorded nothing after it, so the intervals after that point are missing or "
+        "incomplete: the analysis covers mostly the start of the run (" +
+        std::to_string(eo.intervals.size()) +
+        " finished intervals). Raise VPROF_MAX_THREAD_MB in the workload's environment, run a "
+        "shorter workload, or plan fewer functions; a run with drops never decides the "
+        "loop's stopping rule");
+  }
   if (eo.intervals_unfinished)
     res.warnings.push_back(std::to_string(eo.intervals_unfinished) +
                            " intervals began but never ended (ignored)");

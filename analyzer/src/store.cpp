@@ -162,9 +162,16 @@ ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations) 
   er.next_iteration = iteration + 1;
   std::int64_t run = require_run(db, iteration);
   er.top_keys = top_keys(db, run, k);
-  if (iteration > 0) {
+  // A run that dropped records saw only the start of some threads' work: its ranking
+  // never decides the stopping rule (the loop goes on expanding; docs/analyzer.md).
+  auto dropped = [&](std::int64_t r) {
+    auto st = db.prepare("SELECT dropped FROM analysis_runs WHERE id = ?");
+    st.bind(1, r);
+    return st.step() && st.int64(0) > 0;
+  };
+  if (iteration > 0 && !dropped(run)) {
     std::int64_t prev = latest_run(db, iteration - 1);
-    if (prev >= 0) {
+    if (prev >= 0 && !dropped(prev)) {
       auto old = top_keys(db, prev, k);
       std::set<std::string> a(old.begin(), old.end()), b(er.top_keys.begin(), er.top_keys.end());
       if (a == b && !a.empty()) {

@@ -1,10 +1,12 @@
 // `vprof run`, `vprof config`, `vprof clean`: the subcommands that need neither the
 // instrumenter nor the analyzer.
 #include "commands.hpp"
+#include "pipeline.hpp"
 #include "process.hpp"
 
 #include "vprof/trace_reader.hpp"
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <iomanip>
@@ -100,11 +102,17 @@ int run_run(Context &ctx) {
   ProcessOptions opts;
   opts.env["VPROF_TRACE_DIR"] = dir.string();
   ctx.progress("running " + g_run_argv[0] + ", trace in " + dir.string());
+  const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
   ProcessResult r = run_process(g_run_argv, opts);
   size_t streams = 0;
-  for (const auto &e : fs::directory_iterator(dir))
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".vpt")
       ++streams;
+  for (const auto &note : take_unusable_trace_dir_notes(started))
+    ctx.progress("warning: " + note +
+                 ": the trace is incomplete (make the directory writable "
+                 "for that user, or set VPROF_TRACE_DIR)");
   ctx.progress(g_run_argv[0] + " ended with " + r.describe() + " after " +
                std::to_string(r.seconds).substr(0, 5) + " s; " + std::to_string(streams) +
                " thread stream(s) in " + dir.string());

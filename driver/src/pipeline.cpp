@@ -4,6 +4,10 @@
 #include "vprof/instrumenter.hpp"
 #include "vprof/workspace.hpp"
 
+#include <chrono>
+#include <cstring>
+#include <fstream>
+#include <pwd.h>
 #include <sstream>
 
 #include <unistd.h>
@@ -117,6 +121,34 @@ void build_iteration(const Context &ctx, const Tools &tools, ws::Database &db,
       opts.log->string());
 }
 
+std::vector<std::string> take_unusable_trace_dir_notes(fs::file_time_type since) {
+  const char *tmp = std::getenv("TMPDIR");
+  fs::path dir = tmp && *tmp ? tmp : "/tmp";
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec)) {
+    if (e.path().filename().string().rfind("vprof-unusable-trace-dir.", 0) != 0)
+      continue;
+    std::error_code tec;
+    if (fs::last_write_time(e.path(), tec) < since || tec)
+      continue;
+    std::ifstream in(e.path());
+    long pid = 0, uid = 0;
+    int err = 0;
+    std::string trace_dir;
+    if (in >> pid >> uid >> err && std::getline(in >> std::ws, trace_dir)) {
+      std::string user = std::to_string(uid);
+      if (const struct passwd *pw = ::getpwuid(static_cast<uid_t>(uid)))
+        user += " (" + std::string(pw->pw_name) + ")";
+      out.push_back("process " + std::to_string(pid) + " of user " + user +
+                    " could not write its trace to " + trace_dir + " (" + std::strerror(err) +
+                    ") and ran untraced");
+    }
+    fs::remove(e.path(), ec);
+  }
+  return out;
+}
+
 fs::path run_iteration(const Context &ctx, int iteration) {
   if (ctx.cfg.workload.empty())
     throw UsageError("no workload command: set `workload` in vprof.toml or pass --workload");
@@ -127,13 +159,28 @@ fs::path run_iteration(const Context &ctx, int iteration) {
   opts.cwd = ctx.cfg.root;
   opts.env["VPROF_TRACE_DIR"] = dir.string();
   opts.log = iteration_log(ctx.cfg, iteration, "workload");
+  // notes left by processes that could not write the trace directory (a second of slack:
+  // file times may be coarser than the clock)
+  const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
   ProcessResult r = run_shell(ctx.cfg.workload, opts);
+  std::vector<std::string> untraced = take_unusable_trace_dir_notes(started);
   if (r.exit_code != 0)
     throw std::runtime_error("workload failed (" + r.describe() + "): " + ctx.cfg.workload +
                              "\nlast lines of " + opts.log->string() + ":\n" +
                              tail_file(*opts.log, 20));
+  if (!untraced.empty()) {
+    std::string what;
+    for (const auto &u : untraced)
+      what += "  " + u + "\n";
+    throw std::runtime_error(
+        "the trace of iteration " + std::to_string(iteration) + " is incomplete:\n" + what +
+        "make the trace directory writable for that user before the program starts (e.g. "
+        "`chmod 1777 \"$VPROF_TRACE_DIR\"` in the workload script, when the server runs as "
+        "another user), or point VPROF_TRACE_DIR at a directory it can write");
+  }
   bool any = false;
-  for (const auto &e : fs::directory_iterator(dir))
+  std::error_code ec;
+  for (const auto &e : fs::directory_iterator(dir, ec))
     any = any || e.path().extension() == ".vpt";
   if (!any)
     throw std::runtime_error("the workload wrote no trace into " + dir.string() +

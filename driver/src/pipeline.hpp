@@ -6,6 +6,8 @@
 #include "process.hpp"
 
 #include <filesystem>
+#include <string>
+#include <vector>
 
 namespace vprof::ws {
 class Database;
@@ -43,6 +45,10 @@ std::filesystem::path iteration_log(const Config &cfg, int iteration, const char
 // with allow_fallback). Throws std::runtime_error on failure (exit code 1 of the driver).
 void build_iteration(const Context &ctx, const Tools &tools, ws::Database &db,
                      const instr::CompileDb *cdb, int iteration);
+
+// The notes ($TMPDIR/vprof-unusable-trace-dir.<pid>, written by the runtime) of processes
+// that could not write their trace directory since `since`, as sentences; removes them.
+std::vector<std::string> take_unusable_trace_dir_notes(std::filesystem::file_time_type since);
 
 // Runs cfg.workload with VPROF_TRACE_DIR set to a fresh iteration trace directory.
 // Returns that directory. Throws std::runtime_error when the workload fails or wrote no

@@ -96,6 +96,30 @@ void vprof_rt_log_(const char *fmt, ...) {
   errno = saved;
 }
 
+/* A process that cannot write its trace directory (a server running as another user, a
+ * path that is not a directory) records nothing and must stay silent, but the loss must not
+ * go unnoticed: it leaves one small note in the system's temporary directory,
+ * $TMPDIR/vprof-unusable-trace-dir.<pid> ("pid uid errno dir"), which `vprof loop` and
+ * `vprof run` read after the workload to say which process and which setting. Once per
+ * process; best effort. */
+static void note_unusable_dir(const char *dir, int err) {
+  static int noted;
+  char path[PATH_MAX], text[PATH_MAX + 64];
+  const char *tmp = getenv("TMPDIR");
+  int fd, n;
+  if (__atomic_exchange_n(&noted, 1, __ATOMIC_ACQ_REL))
+    return;
+  snprintf(path, sizeof path, "%s/vprof-unusable-trace-dir.%d", tmp && *tmp ? tmp : "/tmp",
+           (int)getpid());
+  fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0644);
+  if (fd < 0)
+    return;
+  n = snprintf(text, sizeof text, "%d %d %d %s\n", (int)getpid(), (int)getuid(), err, dir);
+  if (n > 0 && write(fd, text, (size_t)n) < 0) { /* best effort */
+  }
+  close(fd);
+}
+
 /* ---------------------------------------------------------------- clock */
 
 static uint64_t mono_ns(clockid_t id) {
@@ -254,7 +278,9 @@ static int dir_ready(void) {
   if (r == 0) {
     r = make_dirs(g.dir) == 0 ? 1 : 2;
     if (r == 2) {
-      vprof_rt_log_("trace directory %s unusable (%s): tracing off", g.dir, strerror(errno));
+      int err = errno;
+      vprof_rt_log_("trace directory %s unusable (%s): tracing off", g.dir, strerror(err));
+      note_unusable_dir(g.dir, err);
       __atomic_store_n(&vprof_rt_sync_on_, 0, __ATOMIC_RELAXED);
       __atomic_store_n(&g.state, VPROF_RT_OFF, __ATOMIC_RELEASE);
     }
@@ -291,7 +317,9 @@ static void stream_open(rt_thread *t) {
       break;
   }
   if (fd < 0) {
-    vprof_rt_log_("cannot create %s: %s; this thread records nothing", path, strerror(errno));
+    int err = errno;
+    vprof_rt_log_("cannot create %s: %s; this thread records nothing", path, strerror(err));
+    note_unusable_dir(g.dir, err);
     t->state = TS_FAILED;
     return;
   }

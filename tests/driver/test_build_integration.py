@@ -185,3 +185,39 @@ def test_init_again_starts_a_new_history(vprof, root, tmp_path):
     assert "iteration 0: running the workload" in r.stderr
     # the new identity made the objects of the old history stale: main.c compiled again
     assert compiled(p, 0) == {"main.c"}
+
+
+def test_a_workload_that_cannot_write_its_trace_is_named(vprof, root, tmp_path):
+    include = root / "annotations" / "include"
+    # the trace directory is replaced by a file: the program runs untraced (as a server
+    # running as another user would on a directory it cannot write)
+    p = make_project(root, tmp_path, build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    toml = (p / "vprof.toml").read_text().replace(
+        'workload = "./app"',
+        'workload = "rm -rf $VPROF_TRACE_DIR && touch $VPROF_TRACE_DIR && ./app"')
+    (p / "vprof.toml").write_text(toml)
+    vp(vprof, p, "init")
+    r = vp(vprof, p, "loop", check=False)
+    assert r.returncode == 1
+    assert re.search(r"process \d+ of user \d+ \(\w+\) could not write its trace to "
+                     r".*iter-0 \([^)]+\) and ran untraced", r.stderr), r.stderr
+    assert "chmod 1777" in r.stderr and "VPROF_TRACE_DIR" in r.stderr
+
+
+def test_drops_name_the_setting_and_never_decide_the_stop(vprof, root, tmp_path):
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    # a 1 MiB stream limit and a window of one page: the app's records overflow it
+    toml = (p / "vprof.toml").read_text().replace(
+        'workload = "./app"',
+        'workload = "VPROF_MAX_THREAD_MB=1 VPROF_WINDOW_KB=4 ./app"').replace(
+        "iterations = 3", "iterations = 4")
+    (p / "vprof.toml").write_text(toml)
+    (p / "main.c").write_text(MAIN_C.replace("i < 200", "i < 12000"))
+    subprocess.run(["make", f"VPROF_INCLUDE={include}"], cwd=p, check=True, capture_output=True)
+    vp(vprof, p, "init", "--depth", "1")
+    r = vp(vprof, p, "loop", "--prune", "0", "-k", "1")
+    assert re.search(r"records were dropped by the runtime: \d+ thread stream\(s\) reached "
+                     r"their size limit \(VPROF_MAX_THREAD_MB", r.stderr), r.stderr[-3000:]
+    assert "never decides" in r.stderr
+    assert "top-k unchanged" not in r.stderr, r.stderr[-3000:]

@@ -64,6 +64,23 @@ def test_unusable_directory_turns_tracing_off_silently(tc, tmp_path):
     assert b"unusable" in v.stderr and b"tracing off" in v.stderr
 
 
+def test_unusable_directory_leaves_a_note_for_the_driver(tc, tmp_path):
+    """Silent in the program, but not unnoticed: one note per process in $TMPDIR naming the
+    process, its user, the error and the directory (read by `vprof loop` / `vprof run`)."""
+    exe = tc.compile("emit")
+    notes = tmp_path / "tmp"
+    notes.mkdir()
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    p = tc.run(exe, ["plain", 100], trace=blocker / "trace", env={"TMPDIR": str(notes)})
+    assert p.stderr == b"" and p.stdout.startswith(b"ok 100 ")
+    (note,) = notes.glob("vprof-unusable-trace-dir.*")
+    pid, uid, err, where = note.read_text().split(" ", 3)
+    assert note.name.endswith("." + pid) and int(uid) == os.getuid()
+    assert int(err) == 20  # ENOTDIR
+    assert where.strip() == str(blocker / "trace")
+
+
 def test_disable_records_nothing(tc, tmp_path):
     exe = tc.compile("emit")
     p = tc.run(exe, ["plain", 100], trace=tmp_path / "t", env={"VPROF_DISABLE": "1"})
