@@ -244,8 +244,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     for (const auto &st : tr.streams())
       capped += st.info().dropped > 0;
     res.warnings.push_back(
-        std::to_string(eo.dropped) + " records were dropped by the runtime: " +
-        std::to_string(capped) +
+        std::to_string(eo.dropped) +
+        " records were dropped by the runtime: " + std::to_string(capped) +
         " thread stream(s) reached their size limit (VPROF_MAX_THREAD_MB, default 256) and "
         "recorded nothing after it, so the intervals after that point are missing or "
         "incomplete: the analysis covers mostly the start of the run (" +

@@ -563,13 +563,29 @@ void Engine::ensure_closed(std::int32_t ti, std::int64_t hi) {
   boundary(th, std::max(hi, th.last_t));
 }
 
+// Termination (by construction). An item covers (lo, hi] of one thread; it attributes its
+// thread's time from hi down and pushes at most one successor, on the waker, whose hi is
+// the release time r <= hi. A jump with r < hi consumes time. A jump with r == hi (a
+// wake-up or hand-off at the very instant the item starts) consumes none, and two threads
+// that woke each other at one instant would send the walk round that cycle forever (the
+// thread-pool hang of issue 12). So every (thread, hi) is walked with jumps at most once:
+// when it comes round again, it is walked "settled", taking no zero-time jump (the wait's
+// time stays its own). Hence every item is followed by one with a smaller hi or, at one hi,
+// by an unvisited (thread, hi) pair or a settled walk that cannot jump at that hi: at most
+// 2 x threads items per distinct hi, and the hi values are chunk times. The step budget
+// below is a second line: a broken invariant is an internal error, never a hang.
 void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64_t interval) {
   struct Item {
     std::int32_t th;
     std::int64_t hi, lo;
     std::uint32_t prefix;
+    bool settled;
   };
-  std::vector<Item> work{{ti, hi, lo, 0}};
+  std::vector<Item> work{{ti, hi, lo, 0, false}};
+  std::vector<std::pair<std::int32_t, std::int64_t>> walked; // (thread, hi) walked with jumps
+  std::uint64_t steps = 0, budget = 64;
+  for (const auto &t : threads_)
+    budget += 4 * (t.chunks.size() + 1);
   const std::uint32_t untracked_local = child(0, kLabelUntracked);
   CriticalPath *path = nullptr;
   if (opt_.record_paths && opt_.record_paths->count(interval)) {
@@ -579,6 +595,16 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
   while (!work.empty()) {
     Item it = work.back();
     work.pop_back();
+    if (++steps > budget)
+      throw InternalError("the critical-path walk of interval " + std::to_string(interval) +
+                          " did not end after " + std::to_string(steps) +
+                          " steps (a bug in vprof: please report it with the trace)");
+    if (!it.settled) {
+      std::pair<std::int32_t, std::int64_t> key{it.th, it.hi};
+      it.settled = std::find(walked.begin(), walked.end(), key) != walked.end();
+      if (!it.settled)
+        walked.push_back(key);
+    }
     std::int64_t piece_lo = it.lo; // where this thread's stretch of the path begins
     ensure_closed(it.th, it.hi);
     Thread &T = threads_[it.th];
@@ -603,11 +629,12 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
           break;
       }
       if (c.type == kHop) {
-        if (c.t0 > it.lo && c.src >= 0 && (c.interval == kAnyInterval || c.interval == interval)) {
+        if (c.t0 > it.lo && c.src >= 0 && (c.interval == kAnyInterval || c.interval == interval) &&
+            !(it.settled && std::clamp(c.r, it.lo, c.t0) >= it.hi)) {
           std::int64_t r = std::clamp(c.r, it.lo, c.t0);
           attribute(compose(it.prefix, child(c.ctx, kLabelWaitBase + c.wkind)), c.t0 - r);
           if (r > it.lo) {
-            work.push_back({c.src, r, it.lo, it.prefix});
+            work.push_back({c.src, r, it.lo, it.prefix, false});
             piece_lo = r;
           }
           cur = it.lo;
@@ -644,7 +671,7 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
         }
       } else { // kWait
         std::uint32_t w = compose(it.prefix, child(c.ctx, kLabelWaitBase + c.wkind));
-        if (c.src >= 0) {
+        if (c.src >= 0 && !(it.settled && std::clamp(c.r, a, b) >= it.hi)) {
           std::int64_t r = std::clamp(c.r, a, b);
           attribute(w, b - r);
           if (r > a) {
@@ -655,7 +682,7 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
             // outer wait's context, so a wait node's children are what the holders did;
             // the interval's own ending thread is always in the root context.
             std::uint32_t next = c.src == ti ? 0 : (it.prefix == 0 ? w : it.prefix);
-            work.push_back({c.src, r, it.lo, next});
+            work.push_back({c.src, r, it.lo, next, false});
             piece_lo = r;
             cur = it.lo;
             stopped = true;

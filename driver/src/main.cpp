@@ -1,6 +1,7 @@
 // vprof: the command-line driver. Git-style subcommands from one table (commands.cpp);
 // global flags pick the project and its vprof.toml, subcommand flags override its keys.
 #include "commands.hpp"
+#include "vprof/analyzer.hpp"
 
 #include <filesystem>
 #include <iostream>
@@ -90,6 +91,9 @@ int main(int argc, char **argv) {
   } catch (const InputError &e) {
     std::cerr << "vprof " << chosen->name << ": " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const vprof::analyzer::InternalError &e) {
+    std::cerr << "vprof " << chosen->name << ": internal error: " << e.what() << "\n";
+    return kExitInternal;
   } catch (const std::exception &e) {
     std::cerr << "vprof " << chosen->name << ": " << e.what() << "\n";
     return kExitFailed;

@@ -41,12 +41,12 @@ struct Site {
   unsigned line = 0, col = 0;  // identifying position
   std::size_t fn = 0;          // index into State::fns
   std::string callee_usr, callee_name;
-  bool dependent = false; // a template's unresolved call: callee taken from the scan's edge
-  bool stmt_expr = false; // C++: the statement-expression form (no lambda can capture)
+  bool dependent = false;     // a template's unresolved call: callee taken from the scan's edge
+  bool stmt_expr = false;     // C++: the statement-expression form (no lambda can capture)
   bool decltype_text = false; // C++11: the lambda's return type is decltype(<call text>)
   std::string return_type;    // C++11: ... or this type, spelled out (decltype(<call>))
-  bool cast_void = false; // ... with the call cast to void (its value is discarded)
-  std::string captures;   // lambda form: extra init-captures (", &b = b") for bindings
+  bool cast_void = false;     // ... with the call cast to void (its value is discarded)
+  std::string captures;       // lambda form: extra init-captures (", &b = b") for bindings
   std::int64_t id = 0;
 };
 
@@ -228,8 +228,8 @@ private:
     QualType t = e->getType();
     if (t.isNull() || t->isDependentType() || t->isUndeducedType())
       return "";
-    if (const TagDecl *tag = t->getAsTagDecl(); tag && (!tag->getIdentifier() ||
-                                                         tag->getDeclContext()->isFunctionOrMethod()))
+    if (const TagDecl *tag = t->getAsTagDecl();
+        tag && (!tag->getIdentifier() || tag->getDeclContext()->isFunctionOrMethod()))
       return "";
     PrintingPolicy pp(ctx_.getLangOpts());
     pp.SuppressTagKeyword = false;

@@ -27,6 +27,13 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// A broken invariant of the analysis itself (a bug in vprof, not in the trace): the
+// driver exits with code 4 (internal error).
+class InternalError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 struct AnalyzeOptions {
   int bootstrap_samples = 200;   // resamples for the share confidence intervals (0: none)
   std::uint64_t seed = 1;        // bootstrap RNG seed: same seed, same intervals
