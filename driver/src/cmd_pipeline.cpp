@@ -282,7 +282,8 @@ void setup_export(CLI::App &sub, Context &ctx) {
                  "with --perfetto: the interval ids to export (default: the slowest, p99 and "
                  "above, and as many median ones)")
       ->delimiter(',');
-  sub.add_option("--iteration", g_export_iteration, "plan iteration (default: the newest)");
+  sub.add_option("--iteration", g_export_iteration,
+                 "plan iteration (default: the newest; --folded, --perfetto: the newest analysed)");
   sub.add_option("--label", g_export_label,
                  "with --folded or --perfetto: the interval type (default: all intervals)");
   sub.footer(
@@ -298,14 +299,24 @@ void setup_export(CLI::App &sub, Context &ctx) {
       "along every wake-up edge it takes.");
 }
 
-// `vprof export --folded`: the variance tree of one interval type as folded stacks.
-int export_folded(Context &ctx) {
-  auto db = open_workspace(ctx, false);
-  int it = g_export_iteration >= 0 ? g_export_iteration : require_plan(*db);
+// The trace the exports read: that of --iteration, else of the newest analysed iteration.
+fs::path export_trace_dir(const Context &ctx, ws::Database &db) {
+  int it = g_export_iteration;
+  if (it < 0) {
+    auto history = analyzer::iteration_history(db);
+    it = history.empty() ? require_plan(db) : history.back().iteration;
+  }
   fs::path dir = iteration_trace_dir(ctx.cfg, it);
   if (!fs::is_directory(dir))
     throw InputError(dir.string() + ": no trace of iteration " + std::to_string(it) +
                      " (run `vprof loop`, or pass --iteration)");
+  return dir;
+}
+
+// `vprof export --folded`: the variance tree of one interval type as folded stacks.
+int export_folded(Context &ctx) {
+  auto db = open_workspace(ctx, false);
+  fs::path dir = export_trace_dir(ctx, *db);
   ctx.progress("analyzing " + dir.string());
   analyzer::AnalysisResult res;
   try {
@@ -328,11 +339,10 @@ int export_folded(Context &ctx) {
   else
     fs::remove(neg);
   char line[256];
-  std::snprintf(
-      line, sizeof line, "folded stacks: %.6g ns^2 positive%s, Var(L) = %.6g ns^2", fs.positive_ns2,
-      fs.negative.empty() ? "" : (" - " + std::to_string(fs.negative_ns2) + " negative").c_str(),
-      group->latency.var_ns2);
-  ctx.progress(std::string(line));
+  std::snprintf(line, sizeof line,
+                "folded stacks: %.6g ns^2 positive, %.6g ns^2 negative, Var(L) = %.6g ns^2",
+                fs.positive_ns2, fs.negative_ns2, group->latency.var_ns2);
+  ctx.progress(line);
   *ctx.out << out.string() << "\n";
   if (!fs.negative.empty())
     *ctx.out << neg.string() << "\n";
@@ -342,11 +352,7 @@ int export_folded(Context &ctx) {
 // `vprof export --perfetto`: the critical paths of chosen intervals as a Perfetto trace.
 int export_perfetto(Context &ctx) {
   auto db = open_workspace(ctx, false);
-  int it = g_export_iteration >= 0 ? g_export_iteration : require_plan(*db);
-  fs::path dir = iteration_trace_dir(ctx.cfg, it);
-  if (!fs::is_directory(dir))
-    throw InputError(dir.string() + ": no trace of iteration " + std::to_string(it) +
-                     " (run `vprof loop`, or pass --iteration)");
+  fs::path dir = export_trace_dir(ctx, *db);
   analyzer::PerfettoOptions po;
   po.intervals = g_export_intervals;
   po.label = g_export_label;
