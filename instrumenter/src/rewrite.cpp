@@ -232,7 +232,7 @@ private:
         tag && (!tag->getIdentifier() || tag->getDeclContext()->isFunctionOrMethod()))
       return "";
     PrintingPolicy pp(ctx_.getLangOpts());
-    pp.SuppressTagKeyword = false;
+    pp.SuppressTagKeyword = true;
     std::string out = TypeName::getFullyQualifiedName(t, ctx_, pp, /*WithGlobalNsPrefix=*/true);
     if (e->isLValue())
       out += " &";

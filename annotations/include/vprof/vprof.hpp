@@ -1,5 +1,5 @@
 // vprof annotations for C++: RAII guards over the C ABI of <vprof/vprof.h>.
-// C++17; compiles to nothing unless VPROF_ENABLE is defined by the build.
+// C++11 and later; compiles to nothing unless VPROF_ENABLE is defined by the build.
 //
 // Example:
 //

@@ -1,13 +1,15 @@
-// vprof-test: roots=main,DB::Run std=c++11
+// vprof-test: roots=main,DB::Run,Status::kind std=c++11
 // C++11 (LevelDB's standard) has no decltype(auto): the call-site probe's lambda spells its
 // return type as decltype(<the call>), keeping references, values and void; a call with a
 // lambda among its arguments is refused (a lambda may not appear in decltype before C++20).
 #include <cstdio>
 #include <vector>
 struct Status {
+  enum Code { kOk = 0, kBad = 1 }; // a nested type: spelled ::Status::Code, no tag keyword
   int code;
   Status() : code(0) {}
   explicit Status(int c) : code(c) {}
+  Code kind() const { return code > 100 ? kBad : kOk; }
 };
 struct Batch {
   std::vector<int> ops;
@@ -23,6 +25,12 @@ public:
     Status s;
     s = Write(1, &batch);
     slot(2) = s.code;
+    switch (s.kind()) {
+    case Status::kOk:
+      break;
+    case Status::kBad:
+      return -1;
+    }
     Touch();
     return slot(2) + Apply([](int x) { return x + 1; });
   }
