@@ -100,6 +100,11 @@ void build_iteration(const Context &ctx, const Tools &tools, ws::Database &db,
     ctx.progress("built in " + std::to_string(r.seconds).substr(0, 5) +
                  " s (log: " + opts.log->string() + ")");
   instr::BuildCheck chk = instr::check_build(db, wsdb, iteration, cdb);
+  if (!chk.not_built.empty())
+    ctx.progress(
+        "iteration " + std::to_string(iteration) + ": " + std::to_string(chk.not_built.size()) +
+        " planned file(s) are not built by `build` (e.g. " + chk.not_built.front().string() +
+        "): their functions cannot run in the profiled program");
   if (chk.clean())
     return;
   const std::size_t n = chk.fallbacks.size() + chk.not_compiled.size() + chk.stale.size();

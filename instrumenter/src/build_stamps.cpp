@@ -63,6 +63,23 @@ fs::path object_of(const CompileCommand &c) {
   return (fs::path(c.directory) / out).lexically_normal();
 }
 
+// Whether an object file holds vprof probes: compiled code with probes references the
+// runtime's slow path by name. (An object instrumented by another workspace or an older
+// history carries that workspace's site ids.)
+bool has_probes(const fs::path &object) {
+  static const std::string needle = "vprof_emit_slow_";
+  std::ifstream in(object, std::ios::binary);
+  std::string buf(1 << 20, '\0'), carry;
+  while (in) {
+    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+    std::string chunk = carry + buf.substr(0, static_cast<std::size_t>(in.gcount()));
+    if (chunk.find(needle) != std::string::npos)
+      return true;
+    carry = chunk.size() >= needle.size() ? chunk.substr(chunk.size() - needle.size()) : chunk;
+  }
+  return false;
+}
+
 // Sets an object's modification time to the epoch: older than every input, so make and
 // ninja rebuild it. Returns false when it does not exist.
 bool make_older_than_everything(const fs::path &object) {
@@ -196,12 +213,24 @@ std::vector<fs::path> invalidate_stale_objects(ws::Database &db, const fs::path 
       fs::remove(r.record, ec);
     }
   }
-  // planned files this workspace never compiled: their objects (from the compile database)
-  // were built without vprof or by another workspace
-  for (const auto &c : cdb.commands())
-    if (!recorded_sources.count(c.file) && expected(c.file) != kNoPlanStamp &&
-        make_older_than_everything(object_of(c)))
-      out.push_back(object_of(c));
+  // Files this workspace never compiled: built without vprof, or by another workspace. A
+  // planned one is rebuilt; an unplanned one only if its object holds probes (of another
+  // workspace: their site ids mean nothing here); an object found clean is recorded as
+  // such, so that it is read once.
+  for (const auto &c : cdb.commands()) {
+    if (recorded_sources.count(c.file))
+      continue;
+    fs::path object = object_of(c);
+    std::error_code ec;
+    if (!fs::exists(object, ec))
+      continue;
+    if (expected(c.file) != kNoPlanStamp || has_probes(object)) {
+      if (make_older_than_everything(object))
+        out.push_back(object);
+    } else {
+      write_object_record(workspace_db, {c.file, object, kNoPlanStamp, -1, "", {}});
+    }
+  }
   return out;
 }
 
@@ -231,9 +260,25 @@ BuildCheck check_build(ws::Database &db, const fs::path &workspace_db, int itera
     if (!r.fallback.empty() && r.iteration == iteration)
       out.fallbacks.push_back({r.source, r.fallback});
   }
-  for (const auto &[file, seen] : compiled_for_plan)
-    if (!seen)
+  // A planned file without an object compiled for the plan: an error when the build
+  // produces its object (the build compiled it without the wrappers, or kept a stale one);
+  // when no object of it exists at all, the build does not build it (another program of the
+  // code base: a virtual call expanded into every override), and its functions cannot run
+  // in the profiled one.
+  std::map<std::string, fs::path> object;
+  if (cdb)
+    for (const auto &c : cdb->commands())
+      object.emplace(c.file, object_of(c));
+  for (const auto &[file, seen] : compiled_for_plan) {
+    if (seen)
+      continue;
+    auto o = object.find(file);
+    std::error_code ec;
+    if (o != object.end() && !fs::exists(o->second, ec))
+      out.not_built.push_back(file);
+    else
       out.not_compiled.push_back(file);
+  }
   return out;
 }
 

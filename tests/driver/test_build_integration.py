@@ -221,3 +221,24 @@ def test_drops_name_the_setting_and_never_decide_the_stop(vprof, root, tmp_path)
                      r"their size limit \(VPROF_MAX_THREAD_MB", r.stderr), r.stderr[-3000:]
     assert "never decides" in r.stderr
     assert "top-k unchanged" not in r.stderr, r.stderr[-3000:]
+
+
+def test_objects_instrumented_by_another_workspace_are_rebuilt(vprof, root, tmp_path):
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    vp(vprof, p, "init", "--depth", "1")  # a.c and b.c planned: their objects get probes
+    vp(vprof, p, "loop", "--iterations", "1", "--prune", "0")
+    assert compiled(p, 0) == {"main.c", "a.c", "b.c"}
+    # a new workspace (the old one deleted) that plans only main.c: a.o and b.o still hold
+    # the old workspace's probes and site ids, so they are rebuilt too
+    import shutil
+    shutil.rmtree(p / ".vprof")
+    vp(vprof, p, "init", "--depth", "0")
+    r = vp(vprof, p, "loop", "--iterations", "1", "--prune", "0")
+    assert compiled(p, 0) == {"main.c", "a.c", "b.c"}, r.stderr
+    report = (p / ".vprof" / "reports" / "iter-0.txt").read_text()
+    assert not re.search(r"\bsite \d+\b", report), "a site id unknown to this workspace"
+    # the next loop, with nothing new planned, reads the clean objects once and rebuilds none
+    r = vp(vprof, p, "init", "--depth", "0")
+    r = vp(vprof, p, "loop", "--iterations", "1", "--prune", "0")
+    assert compiled(p, 0) == {"main.c"}, r.stderr

@@ -177,6 +177,9 @@ struct BuildCheck {
   std::vector<std::pair<std::filesystem::path, std::string>> fallbacks;
   std::vector<std::filesystem::path> not_compiled;
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> stale;
+  // planned files whose object the build does not produce at all (not part of the profiled
+  // program): said, not an error
+  std::vector<std::filesystem::path> not_built;
   bool clean() const { return fallbacks.empty() && not_compiled.empty() && stale.empty(); }
 };
 // `cdb` (may be null) names the translation units: planned functions defined elsewhere
