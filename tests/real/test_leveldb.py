@@ -43,6 +43,7 @@ def test_leveldb_fillsync_names_the_leaders_fdatasync(build_dir, tmp_path):
     report = (project / ".vprof" / "reports").glob("iter-*.txt")
     for path in report:
         assert not re.search(r"\bsite \d+\b", path.read_text()), f"{path}: an unknown site"
-    # db_bench's own call is named after the call, not the assignment around it
+    # `s = db_->Write(...)` in db_bench: the call is timed and named after the call itself
+    # (Status's user-written operator= around it is a place of its own, a few ns)
     names = {n for (n,) in db.execute("SELECT name FROM places")}
-    assert not any("Status::operator=" in n for n in names), names
+    assert any("DB::Write()" in n for n in names), names
