@@ -17,11 +17,10 @@ defs=()
 if [ "$mode" = analyze ] || [ "$mode" = timeline ]; then
   srcs+=("$root"/analyzer/src/*.cpp)
   defs+=(-DVPROF_FUZZ_ANALYZE -I"$root/analyzer/include" -I"$root/analyzer/workspace/include"
-         -I/usr/include/eigen3 "$root/analyzer/workspace/src/workspace.cpp"
+         -I/usr/include/eigen3 "$root/analyzer/workspace/src/workspace.cpp" "$root/analyzer/workspace/src/rows.cpp"
          -I"$out/gen" -I"$root/analyzer/src" -I"$root/tests/analyzer" -lsqlite3)
   mkdir -p "$out/gen"
   { printf 'R"vprofsql('; cat "$root/analyzer/workspace/src/schema.sql"; printf ')vprofsql"'; } > "$out/gen/schema.sql.inc"
-  { printf 'R"vprofsql('; cat "$root/analyzer/src/results.sql"; printf ')vprofsql"'; } > "$out/gen/results.sql.inc"
   for asset in report.css report.js; do
     { printf 'R"vprofhtml('; cat "$root/analyzer/src/html/$asset"; printf ')vprofhtml"'; } > "$out/gen/$asset.inc"
   done

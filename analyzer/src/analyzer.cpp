@@ -3,10 +3,10 @@
 // what-if estimates and latency statistics (formulas: docs/statistics.md).
 #include "vprof/analyzer.hpp"
 
-#include "call_targets.hpp"
 #include "engine.hpp"
 #include "vprof/trace_reader.hpp"
 #include "vprof/workspace.hpp"
+#include "vprof/workspace_rows.hpp"
 
 #include <Eigen/Dense>
 
@@ -157,7 +157,7 @@ DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
         bool callee_defined = !st.is_null(11) && st.int64(11) != 0;
         // call targets (virtual overrides, indirect candidates, template patterns whose
         // callee the site table could not resolve)
-        auto targets = detail::call_targets(*db, site);
+        auto targets = ws::call_targets(*db, site);
         int target_h = -1;
         auto ntargets = targets.size();
         bool dispatch = ntargets > 1;
@@ -232,6 +232,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
   res.streams = tr.streams().size();
   res.processes = tr.processes().size();
   res.dropped = eo.dropped;
+  res.max_stream_records = eo.max_stream_records;
+  res.site_calls = std::move(eo.site_calls);
   res.intervals = eo.intervals.size();
   res.intervals_unfinished = eo.intervals_unfinished;
   res.wake_edges = eo.wake_edges;
@@ -406,20 +408,26 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
   // apart per wait.
   std::vector<int> place_of(N, -1);
   std::vector<std::string> place_key, place_name;
-  std::vector<std::int64_t> place_fn;
+  std::vector<std::int64_t> place_fn, place_holder, place_site;
+  std::vector<Place::Kind> place_kind;
   std::unordered_map<std::string, int> place_index;
   // the function whose code a node's time runs in (key, name); an unknown site stands for
   // itself
   std::vector<std::string> encl_key(N), encl_name(N);
+  std::vector<std::int64_t> encl_fn(N, 0);
   for (std::size_t i = 1; i < N; ++i) {
     const Node &n = res.nodes[i];
     encl_key[i] = encl_key[n.parent];
     encl_name[i] = encl_name[n.parent];
+    encl_fn[i] = encl_fn[n.parent];
     std::string key, name;
-    std::int64_t fn = 0;
+    std::int64_t fn = 0, holder = 0, psite = 0;
+    Place::Kind pkind = Place::Kind::Function;
     if (n.kind == Node::Kind::Untracked) {
       continue;
     } else if (n.kind == Node::Kind::Wait) {
+      pkind = Place::Kind::Wait;
+      holder = encl_fn[n.parent];
       key = "w:" + n.wait + "@" + encl_key[n.parent];
       name = n.name + " in " + (encl_name[n.parent].empty() ? "(interval)" : encl_name[n.parent]);
     } else {
@@ -427,22 +435,30 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
       const SiteInfo *si =
           it == facts.sites.end() || it->second.kind.empty() ? nullptr : &it->second;
       if (!si) {
+        pkind = Place::Kind::Site;
+        psite = n.site;
         key = "s:" + std::to_string(n.site);
         name = n.name;
         encl_key[i] = key;
         encl_name[i] = name;
+        encl_fn[i] = 0;
       } else if (si->kind == "body" || (si->function && !si->dispatch && !si->external)) {
         fn = si->function;
         key = "f:" + std::to_string(fn);
         name = si->kind == "body" ? si->name : si->callee_name;
         encl_key[i] = "f:" + std::to_string(fn);
         encl_name[i] = name;
+        encl_fn[i] = fn;
       } else {
+        pkind = si->external ? Place::Kind::Call : Place::Kind::Site;
+        holder = si->caller;
+        psite = si->external ? 0 : n.site;
         key = si->external ? "x:" + si->callee_name + "@" + std::to_string(si->caller)
                            : "s:" + std::to_string(n.site);
         name = si->external ? si->callee_name + "() in " + si->caller_name : n.name;
         encl_key[i] = "f:" + std::to_string(si->caller);
         encl_name[i] = si->caller_name;
+        encl_fn[i] = si->caller;
       }
     }
     auto [it, fresh] = place_index.try_emplace(key, static_cast<int>(place_key.size()));
@@ -450,6 +466,9 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
       place_key.push_back(key);
       place_name.push_back(name);
       place_fn.push_back(fn);
+      place_holder.push_back(holder);
+      place_site.push_back(psite);
+      place_kind.push_back(pkind);
     }
     place_of[i] = it->second;
   }
@@ -613,6 +632,7 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
             f.share = varL > 0 ? term / varL : 0;
             f.share_lo = f.share_hi = f.share;
             f.score = f.specificity * f.share;
+            f.noise = std::abs(f.share) < opt.noise_share;
             factors.push_back(f);
             factor_cols.push_back({cols[i], i == j ? Col{-1, false} : cols[j]});
           }
@@ -658,6 +678,21 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         if (place_of[nd] >= 0)
           R.col(route_col[{gplace[place_of[nd]], via_of[nd]}]) += S.col(c);
       }
+      // the context (node) carrying most of each place's contribution
+      std::vector<int> best_node(plist.size(), -1);
+      std::vector<double> best_cov(plist.size(), -std::numeric_limits<double>::infinity());
+      for (Eigen::Index c = 1; c < C; ++c) {
+        int nd = present[c];
+        if (place_of[nd] < 0)
+          continue;
+        int q = gplace[place_of[nd]];
+        VectorXd x = S.col(c);
+        double cv = cov_of(x, L);
+        if (cv > best_cov[static_cast<std::size_t>(q)]) {
+          best_cov[static_cast<std::size_t>(q)] = cv;
+          best_node[static_cast<std::size_t>(q)] = nd;
+        }
+      }
       std::vector<std::vector<std::pair<double, int>>> by_place(plist.size()); // (contrib, route)
       for (std::size_t r = 0; r < routes.size(); ++r) {
         VectorXd x = R.col(static_cast<Eigen::Index>(r));
@@ -671,6 +706,10 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         pl.key = place_key[p];
         pl.name = place_name[p];
         pl.function = place_fn[p];
+        pl.kind = place_kind[p];
+        pl.holder = place_holder[p];
+        pl.site = place_site[p];
+        pl.node = best_node[q];
         pl.contexts = contexts[q];
         pl.mean_ns = mean_of(x);
         pl.var_ns2 = cov_of(x, x);
@@ -688,9 +727,12 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         pl.specificity = route_spec[ways.front().second];
         pl.waker = routes[ways.front().second].second >= 0;
         pl.score = pl.specificity * pl.share;
+        pl.noise = std::max(std::abs(pl.share), std::abs(pl.contribution)) < opt.noise_share;
         gr.places.push_back(std::move(pl));
       }
       std::sort(gr.places.begin(), gr.places.end(), [](const Place &a, const Place &b) {
+        if (a.noise != b.noise)
+          return b.noise;
         if (a.score != b.score)
           return a.score > b.score;
         if (a.share != b.share)
@@ -729,6 +771,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         Place pl;
         pl.key = place_key[wlist[q]];
         pl.name = place_name[wlist[q]];
+        pl.kind = Place::Kind::Wait;
+        pl.holder = place_holder[wlist[q]];
         pl.contexts = wctx[q];
         pl.mean_ns = mean_of(x);
         pl.var_ns2 = cov_of(x, x);
@@ -749,6 +793,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     std::iota(order.begin(), order.end(), 0);
     std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
       const Factor &a = factors[x], &b = factors[y];
+      if (a.noise != b.noise)
+        return b.noise;
       if (a.score != b.score)
         return a.score > b.score;
       // equal scores: the deeper (more specific in context) term first
@@ -809,6 +855,44 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         gr.factors[r].share_hi = percentile(shares[r], 1 - alpha);
         gr.factors[r].has_ci = true;
       }
+    }
+    // The noise floor: where the bootstrap intervals of the top factors are wider than
+    // noise_share, a term smaller than their median half-width cannot be told from zero;
+    // terms and places below it move behind every larger one (stable: order kept within).
+    gr.noise_floor = opt.noise_share;
+    {
+      std::vector<double> half;
+      for (const auto &f : gr.factors)
+        if (f.has_ci)
+          half.push_back((f.share_hi - f.share_lo) / 2);
+      if (!half.empty()) {
+        std::nth_element(half.begin(), half.begin() + static_cast<std::ptrdiff_t>(half.size() / 2),
+                         half.end());
+        gr.noise_floor = std::max(gr.noise_floor, half[half.size() / 2]);
+      }
+    }
+    if (gr.noise_floor > opt.noise_share) {
+      std::vector<std::size_t> perm(gr.factors.size());
+      std::iota(perm.begin(), perm.end(), 0);
+      for (auto &f : gr.factors)
+        f.noise = std::abs(f.share) < gr.noise_floor;
+      std::stable_sort(perm.begin(), perm.end(), [&](std::size_t x, std::size_t y) {
+        const Factor &a = gr.factors[x], &b = gr.factors[y];
+        return a.noise != b.noise ? b.noise : a.score > b.score;
+      });
+      std::vector<Factor> fs;
+      std::vector<std::size_t> ord;
+      for (auto r : perm) {
+        fs.push_back(std::move(gr.factors[r]));
+        ord.push_back(order[r]);
+      }
+      gr.factors = std::move(fs);
+      std::copy(ord.begin(), ord.end(), order.begin());
+      for (auto &pl : gr.places)
+        pl.noise = std::max(std::abs(pl.share), std::abs(pl.contribution)) < gr.noise_floor;
+      std::stable_sort(gr.places.begin(), gr.places.end(), [](const Place &a, const Place &b) {
+        return a.noise != b.noise ? b.noise : a.score > b.score;
+      });
     }
     // what-if: the factor's time replaced by its mean in every interval
     int nw = std::min<int>(opt.whatif_factors, static_cast<int>(order.size()));

@@ -323,6 +323,16 @@ private:
   }
   void register_trunc(std::int64_t t) { truncs_.push_back(t); }
 
+  // The planner's cost model: how often each site ran (docs/planner.md).
+  void count_call(std::uint32_t site) {
+    if (site >= kMaxCountedSite)
+      return;
+    if (site >= out_.site_calls.size())
+      out_.site_calls.resize(site + 1);
+    ++out_.site_calls[site];
+  }
+  static constexpr std::uint32_t kMaxCountedSite = 1u << 24;
+
   std::int64_t rec_time(Thread &th, std::size_t i) {
     std::int64_t t = th.time_of(i);
     if (t < th.last_t && th.started) {
@@ -339,6 +349,7 @@ private:
     auto site = static_cast<std::uint32_t>(arg);
     auto depth = static_cast<std::uint32_t>(arg >> 32);
     if (kind == VPROF_REC_ENTER) {
+      count_call(site);
       // Without frame depths (older writers) only EXIT can repair the stack.
       while (th.depth_ok && !th.stack.empty() &&
              static_cast<std::int32_t>(th.stack.back().depth - depth) > 0) {
@@ -988,6 +999,8 @@ EngineOutput Engine::run() {
     th.proc = tr_.process(th.pid);
     th.next_sync = next_sync(th, 0);
     out_.records += th.n;
+    out_.max_stream_records =
+        std::max<std::uint64_t>(out_.max_stream_records, th.n + streams[i].info().dropped);
     heap.push(
         {th.next_sync < th.n ? th.time_of(th.next_sync) : kInf, static_cast<std::int32_t>(i)});
   }

@@ -304,6 +304,7 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
                      {"cv", l.cv},         {"min_ns", l.min_ns},   {"p50_ns", l.p50_ns},
                      {"p95_ns", l.p95_ns}, {"p99_ns", l.p99_ns},   {"max_ns", l.max_ns}};
     gj["max_residual"] = g.max_residual;
+    gj["noise_floor"] = g.noise_floor;
     json ns = json::array();
     for (const auto &s : g.nodes)
       if (keep[static_cast<std::size_t>(s.node)])
@@ -334,7 +335,8 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
              {"share", f.share},
              {"specificity", f.specificity},
              {"score", f.score},
-             {"leaf", f.leaf}};
+             {"leaf", f.leaf},
+             {"noise", f.noise}};
       if (f.b >= 0) {
         o["b"] = f.b;
         o["b_body"] = f.b_body;
@@ -358,6 +360,7 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
                       {"specificity", p.specificity},
                       {"score", p.score},
                       {"waker", p.waker},
+                      {"noise", p.noise},
                       {"via", [&] {
                          json v = json::array();
                          for (const auto &[w, c] : p.via)

@@ -1,6 +1,7 @@
 // vprof-analyze: thin front end of vprof::analyzer (the driver's `vprof analyze/expand`
 // call the same functions). Exit 0 ok, 1 bad trace or analysis error, 2 usage.
 #include "vprof/analyzer.hpp"
+#include "vprof/planner.hpp"
 #include "vprof/trace_reader.hpp"
 #include "vprof/workspace.hpp"
 
@@ -73,8 +74,10 @@ int main(int argc, char **argv) {
     if (expand_iter) {
       if (!db)
         return usage();
-      auto r = vprof::analyzer::expand(*db, static_cast<int>(*expand_iter), static_cast<int>(k),
-                                       static_cast<int>(max_iter));
+      vprof::planner::ExpandOptions eo;
+      eo.k = static_cast<int>(k);
+      eo.max_iterations = static_cast<int>(max_iter);
+      auto r = vprof::planner::expand(*db, static_cast<int>(*expand_iter), eo);
       std::printf("%s: %s\n", r.stop ? "stop" : "expanded", r.reason.c_str());
       for (auto f : r.added)
         std::printf("plan %d += function %lld\n", r.next_iteration, static_cast<long long>(f));

@@ -68,6 +68,14 @@ int run_config(Context &ctx) {
       o << c.prune;
     else if (name == "allow_fallback")
       o << (c.allow_fallback ? "true" : "false");
+    else if (name == "budget")
+      o << c.budget;
+    else if (name == "final_budget")
+      o << c.final_budget;
+    else if (name == "record_ns")
+      o << c.record_ns;
+    else if (name == "keep_traces")
+      o << (c.keep_traces ? "true" : "false");
     o << "\n";
   }
   return kExitOk;

@@ -5,11 +5,14 @@
 
 #include "vprof/analyzer.hpp"
 #include "vprof/instrumenter.hpp"
+#include "vprof/planner.hpp"
 #include "vprof/trace_reader.hpp"
 #include "vprof/workspace.hpp"
+#include "vprof/workspace_rows.hpp"
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <iostream>
 #include <sstream>
@@ -80,10 +83,19 @@ void write_file(const fs::path &p, const std::string &text) {
     throw std::runtime_error(p.string() + ": cannot write");
 }
 
-int plan_size(ws::Database &db, int iteration) {
-  auto st = db.prepare("SELECT COUNT(*) FROM plans WHERE iteration = ?");
-  st.bind(1, iteration);
-  return st.step() ? static_cast<int>(st.int64(0)) : 0;
+planner::Budget budget_of(const Config &cfg) {
+  planner::Budget b;
+  b.exploration = cfg.budget;
+  b.final_share = cfg.final_budget;
+  b.record_ns = cfg.record_ns;
+  // the runtime's cap as the workload will see it (VPROF_MAX_THREAD_MB, 16-byte records)
+  if (const char *mb = std::getenv("VPROF_MAX_THREAD_MB"); mb && *mb) {
+    char *end = nullptr;
+    unsigned long long v = std::strtoull(mb, &end, 10);
+    if (end && *end == '\0' && v > 0)
+      b.stream_cap_records = (v << 20) / 16;
+  }
+  return b;
 }
 
 analyzer::AnalyzeOptions analyze_options(const Config &cfg) {
@@ -149,7 +161,6 @@ analyzer::AnalysisResult analyze_and_store(const Context &ctx, ws::Database &db,
         trace_dir.string() + ": " + std::to_string(res.intervals) +
         " finished intervals, fewer than min_intervals = " + std::to_string(ctx.cfg.min_intervals) +
         ": does the workload run annotated code (VPROF_INTERVAL_BEGIN/END)?");
-  analyzer::ensure_tables(db);
   analyzer::store(db, res, iteration);
   write_file(report_path(ctx.cfg, iteration, ".txt"), analyzer::render_text(res));
   analyzer::JsonOptions compact;
@@ -188,19 +199,19 @@ int run_init(Context &ctx) {
   if (st.tus == st.failed)
     throw InputError("no translation unit of " + ctx.cfg.compile_commands.string() +
                      " could be parsed");
-  instr::PlanOptions plan;
+  planner::FirstPlanOptions plan;
   plan.roots = ctx.cfg.roots;
   plan.depth = ctx.cfg.depth;
   plan.iteration = 0;
   int n;
   try {
-    n = instr::plan(*db, plan);
-  } catch (const std::runtime_error &e) {
+    n = planner::first_plan(*db, plan);
+  } catch (const planner::PlanError &e) {
     throw UsageError(e.what());
   }
   // A new first plan starts a new history: later plans, the analyses, traces and reports
   // belong to the old one, and a new identity makes every object compiled for it stale.
-  db->prepare("DELETE FROM plans WHERE iteration > 0").run();
+  ws::delete_plans_after(*db, 0);
   int old_runs = analyzer::discard_results(*db);
   std::error_code ec;
   fs::remove_all(ctx.cfg.traces_dir(), ec);
@@ -516,21 +527,45 @@ void setup_expand(CLI::App &sub, Context &ctx) {
              "stopping rule holds (the reason is printed).");
 }
 
+// One line on what the budget did to an expansion.
+std::string budget_line(const planner::ExpandResult &ex) {
+  char buf[200];
+  std::snprintf(buf, sizeof buf,
+                "probes: %.0f records per interval measured, %.0f predicted, budget %.0f",
+                ex.measured_records, ex.predicted_records, ex.budget_records);
+  std::string line = buf;
+  if (!ex.trimmed.empty())
+    line += "; " + std::to_string(ex.trimmed.size()) + " costly function(s) dropped to fit";
+  if (!ex.refused.empty())
+    line += "; " + std::to_string(ex.refused.size()) +
+            " candidate(s) refused (hot callees stay timed at their call sites)";
+  return line;
+}
+
+planner::ExpandOptions expand_options(const Config &cfg) {
+  planner::ExpandOptions o;
+  o.k = cfg.k;
+  o.max_iterations = cfg.iterations;
+  o.budget = budget_of(cfg);
+  return o;
+}
+
 int run_expand(Context &ctx) {
   auto db = open_workspace(ctx, false);
   int it = g_expand_iteration >= 0 ? g_expand_iteration : require_plan(*db);
-  analyzer::ExpandResult ex;
+  planner::ExpandResult ex;
   try {
-    ex = analyzer::expand(*db, it, ctx.cfg.k, ctx.cfg.iterations);
-  } catch (const analyzer::AnalysisError &e) {
+    ex = planner::expand(*db, it, expand_options(ctx.cfg));
+  } catch (const planner::PlanError &e) {
     throw InputError(e.what());
   }
   if (ex.stop) {
     *ctx.out << "stop: " << ex.reason << "\n";
     return kExitFailed;
   }
+  ctx.progress(budget_line(ex));
   *ctx.out << "plan " << ex.next_iteration << ": " << ex.added.size() << " function(s) added ("
-           << plan_size(*db, ex.next_iteration) << " in all)\n";
+           << ws::plan_size(*db, ex.next_iteration) << " in all)\n";
   return kExitOk;
 }
 
@@ -549,11 +584,31 @@ void setup_loop(CLI::App &sub, Context &ctx) {
              "workspace: an iteration already analysed is not run again.");
 }
 
-bool iteration_analysed(ws::Database &db, int it) {
-  analyzer::ensure_tables(db);
-  auto st = db.prepare("SELECT COUNT(*) FROM analysis_runs WHERE iteration = ?");
-  st.bind(1, it);
-  return st.step() && st.int64(0) > 0;
+bool iteration_analysed(ws::Database &db, int it) { return ws::latest_run(db, it).has_value(); }
+
+// Old traces take gigabytes on a real server: a loop keeps the newest two analysed
+// iterations' traces unless keep_traces is set.
+void remove_old_traces(const Context &ctx, int analysed) {
+  if (ctx.cfg.keep_traces)
+    return;
+  std::error_code ec;
+  for (int old = 0; old < analysed - 1; ++old)
+    fs::remove_all(iteration_trace_dir(ctx.cfg, old), ec);
+}
+
+// What the final plan keeps and why, in one progress line.
+std::string final_line(const planner::FinalResult &fr, const std::string &why, double prune) {
+  std::string line = why + "; final plan " + std::to_string(fr.next_iteration) + " keeps " +
+                     std::to_string(fr.kept) + " function(s), drops " + std::to_string(fr.dropped) +
+                     " whose places stay below " + pct(prune) + " of Var(L)";
+  if (fr.answer.iteration >= 0)
+    line += "; the answer's chain (" + fr.answer.name + ", " + pct(fr.answer.contribution) +
+            " in iteration " + std::to_string(fr.answer.iteration) +
+            ") is kept: " + std::to_string(fr.answer.chain.size()) + " function(s)";
+  if (!fr.dropped_for_cost.empty())
+    line +=
+        "; " + std::to_string(fr.dropped_for_cost.size()) + " more dropped for the final budget";
+  return line;
 }
 
 int run_loop(Context &ctx) {
@@ -570,16 +625,17 @@ int run_loop(Context &ctx) {
   int last_it = -1;
   for (;;) {
     if (!iteration_analysed(*db, it)) {
-      if (it >= ctx.cfg.iterations && !analyzer::is_final_plan(*db, it)) {
+      if (it >= ctx.cfg.iterations && !ws::is_final_plan(*db, it)) {
         stop_reason = "iteration budget reached";
         break;
       }
       ctx.progress("iteration " + std::to_string(it) + ": building with " +
-                   std::to_string(plan_size(*db, it)) + " planned function(s)");
+                   std::to_string(ws::plan_size(*db, it)) + " planned function(s)");
       build_iteration(ctx, tools, *db, cdb ? &*cdb : nullptr, it);
       ctx.progress("iteration " + std::to_string(it) + ": running the workload");
       fs::path dir = run_iteration(ctx, it);
       last = analyze_and_store(ctx, *db, dir, it);
+      remove_old_traces(ctx, it);
       have_last = true;
       last_it = it;
       ctx.progress("iteration " + std::to_string(it) + ": " + summary_line(last));
@@ -587,19 +643,20 @@ int run_loop(Context &ctx) {
       ctx.progress("iteration " + std::to_string(it) + ": already analysed, resuming");
       last_it = it;
     }
-    if (analyzer::is_final_plan(*db, it)) {
+    if (ws::is_final_plan(*db, it)) {
       stop_reason = "final plan measured";
       break;
     }
-    analyzer::ExpandResult ex = analyzer::expand(*db, it, ctx.cfg.k, ctx.cfg.iterations);
+    planner::ExpandResult ex = planner::expand(*db, it, expand_options(ctx.cfg));
     if (ex.stop && ctx.cfg.prune > 0) {
-      analyzer::PruneResult pr = analyzer::prune(*db, it, ctx.cfg.prune);
-      if (pr.written) {
-        ctx.progress("iteration " + std::to_string(it) + ": " + ex.reason + "; final plan " +
-                     std::to_string(pr.next_iteration) + " keeps " + std::to_string(pr.kept) +
-                     " function(s), drops " + std::to_string(pr.dropped) +
-                     " whose places stay below " + pct(ctx.cfg.prune) + " of Var(L)");
-        it = pr.next_iteration;
+      planner::FinalOptions fo;
+      fo.threshold = ctx.cfg.prune;
+      fo.budget = budget_of(ctx.cfg);
+      planner::FinalResult fr = planner::final_plan(*db, it, fo);
+      if (fr.written) {
+        ctx.progress("iteration " + std::to_string(it) + ": " +
+                     final_line(fr, ex.reason, ctx.cfg.prune));
+        it = fr.next_iteration;
         continue;
       }
     }
@@ -609,7 +666,7 @@ int run_loop(Context &ctx) {
     }
     ctx.progress("iteration " + std::to_string(it) + ": expanded " +
                  std::to_string(ex.added.size()) + " function(s) into plan " +
-                 std::to_string(ex.next_iteration));
+                 std::to_string(ex.next_iteration) + " (" + budget_line(ex) + ")");
     it = ex.next_iteration;
   }
   ctx.progress("stopped after iteration " + std::to_string(last_it) + ": " + stop_reason);

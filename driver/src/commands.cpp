@@ -81,6 +81,19 @@ void add_loop_flags(CLI::App &sub, Context &ctx) {
                       "Var(L), then measure it once more; 0: no final plan [prune]")
            ->check(CLI::Range(0.0, 0.999)),
        ctx, "prune");
+  mark(sub.add_option("--budget", ctx.cfg.budget,
+                      "exploration plans: probe cost per interval as a fraction of the mean "
+                      "latency [budget]")
+           ->check(CLI::Range(0.0001, 1.0)),
+       ctx, "budget");
+  mark(sub.add_option("--final-budget", ctx.cfg.final_budget,
+                      "the final plan's probe cost per interval as a fraction of the mean "
+                      "latency [final_budget]")
+           ->check(CLI::Range(0.0001, 1.0)),
+       ctx, "final_budget");
+  mark(sub.add_flag("--keep-traces", ctx.cfg.keep_traces,
+                    "keep every iteration's trace (default: the newest two) [keep_traces]"),
+       ctx, "keep_traces");
   mark(sub.add_flag("--allow-fallback", ctx.cfg.allow_fallback,
                     "go on when a planned file was built uninstrumented [allow_fallback]"),
        ctx, "allow_fallback");

@@ -26,6 +26,14 @@ const std::vector<ConfigKey> &config_keys() {
       {"allow_fallback", "true: a planned file that the build compiled from its original source "
                          "(not instrumented) or did not compile for the plan is a warning, not "
                          "an error that stops the loop (default false)"},
+      {"budget", "what the probes of an exploration plan may cost per interval, as a fraction "
+                 "of the mean interval latency (default 0.10); the planner refuses what would "
+                 "pass it"},
+      {"final_budget", "the same for the final plan (default 0.02)"},
+      {"record_ns", "the cost of one trace record the budgets are counted in, in ns (default "
+                    "25: benchmarks/RESULTS.md)"},
+      {"keep_traces", "true: keep the trace of every iteration (default false: a loop keeps "
+                      "the newest two analysed iterations' traces)"},
   };
   return keys;
 }
@@ -81,7 +89,8 @@ void load_config(const fs::path &file, Config &cfg) {
     if (!known.count(name))
       throw UsageError(where(file, node) + ": unknown key '" + name +
                        "' (known: compile_commands, roots, depth, k, iterations, build, workload, "
-                       "bootstrap, seed, min_intervals, prune, allow_fallback)");
+                       "bootstrap, seed, min_intervals, prune, allow_fallback, budget, "
+                       "final_budget, record_ns, keep_traces)");
     if (name == "compile_commands")
       cfg.compile_commands = get<std::string>(file, key, node, "a string");
     else if (name == "roots") {
@@ -113,7 +122,18 @@ void load_config(const fs::path &file, Config &cfg) {
       cfg.min_intervals = get_positive(file, key, node, 1);
     else if (name == "allow_fallback")
       cfg.allow_fallback = get<bool>(file, key, node, "true or false");
-    else if (name == "prune") {
+    else if (name == "keep_traces")
+      cfg.keep_traces = get<bool>(file, key, node, "true or false");
+    else if (name == "budget" || name == "final_budget" || name == "record_ns") {
+      auto v = node.value<double>();
+      const bool share = name != "record_ns";
+      if (!v || !(*v > 0) || (share && *v > 1))
+        throw UsageError(where(file, node) + ": key '" + name + "' must be a number in " +
+                         (share ? "(0, 1]" : "(0, inf)"));
+      (name == "budget"         ? cfg.budget
+       : name == "final_budget" ? cfg.final_budget
+                                : cfg.record_ns) = *v;
+    } else if (name == "prune") {
       auto v = node.value<double>();
       if (!v || !(*v >= 0 && *v < 1))
         throw UsageError(where(file, node) + ": key 'prune' must be a number in [0, 1)");

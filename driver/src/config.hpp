@@ -40,6 +40,10 @@ struct Config {
   int min_intervals = 30;                 // fewer intervals in a run is an error
   double prune = 0.01;         // final plan: places below this fraction dropped (0: none)
   bool allow_fallback = false; // a planned file built uninstrumented only warns
+  double budget = 0.10;        // exploration plans: probe cost per interval / mean latency
+  double final_budget = 0.02;  // the final plan's
+  double record_ns = 25;       // the cost of one trace record the budgets are counted in
+  bool keep_traces = false;    // keep the traces of every iteration (default: the last two)
 
   std::filesystem::path workspace_dir() const { return root / ".vprof"; }
   std::filesystem::path database() const { return workspace_dir() / "vprof.db"; }

@@ -1,5 +1,6 @@
 // Building and running one iteration of the profiling loop.
 #include "pipeline.hpp"
+#include "vprof/workspace_rows.hpp"
 
 #include "vprof/instrumenter.hpp"
 #include "vprof/workspace.hpp"
@@ -37,12 +38,7 @@ Tools find_tools() {
                    "VPROF_BUILD_INSTRUMENTER=ON?");
 }
 
-int current_iteration(ws::Database &db) {
-  auto st = db.prepare("SELECT MAX(iteration) FROM plans");
-  if (st.step() && !st.is_null(0))
-    return static_cast<int>(st.int64(0));
-  return -1;
-}
+int current_iteration(ws::Database &db) { return ws::newest_plan_iteration(db).value_or(-1); }
 
 fs::path iteration_trace_dir(const Config &cfg, int iteration) {
   return cfg.traces_dir() / ("iter-" + std::to_string(iteration));

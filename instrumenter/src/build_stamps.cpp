@@ -4,6 +4,7 @@
 // make/ninja/CMake rebuild exactly those), and after it checks that every planned file was
 // compiled for this plan and that none fell back to its original source.
 #include <vprof/instrumenter.hpp>
+#include <vprof/workspace_rows.hpp>
 
 #include <algorithm>
 #include <cerrno>
@@ -104,13 +105,7 @@ std::string new_workspace_identity(ws::Database &db) {
 }
 
 std::map<std::string, std::string> plan_stamps(ws::Database &db, int iteration) {
-  bool final_plan = false;
-  {
-    auto st =
-        db.prepare("SELECT 1 FROM plans WHERE iteration = ? AND reason LIKE 'final:%' LIMIT 1");
-    st.bind(1, static_cast<std::int64_t>(iteration));
-    final_plan = st.step();
-  }
+  const bool final_plan = ws::is_final_plan(db, iteration);
   std::map<std::string, std::uint64_t> hashes;
   const std::string seed = std::string(kRewriteVersion) + "|" + workspace_identity(db) + "|" +
                            (final_plan ? "final" : "explore");

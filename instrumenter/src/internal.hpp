@@ -3,6 +3,7 @@
 #pragma once
 
 #include "vprof/instrumenter.hpp"
+#include "vprof/workspace_rows.hpp"
 
 #include <clang/AST/Decl.h>
 #include <clang/AST/Expr.h>

@@ -53,7 +53,7 @@ struct Site {
 // Everything one rewrite collects before it touches the database.
 struct State {
   std::unordered_map<std::string, std::int64_t> planned; // usr -> function id
-  // A final plan (`vprof loop`'s pruned plan, reasons "final:..."): direct calls of the
+  // A final plan (`vprof loop`'s final plan, plans.final = 1): direct calls of the
   // program's own functions are not timed (a dropped callee's time stays in the caller's
   // body, a planned one's body probe times it); calls of outside functions and virtual
   // calls still are.
@@ -863,10 +863,7 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
     q.bind(1, iteration);
     while (q.step())
       st.planned[q.text(0)] = q.int64(1);
-    auto fin =
-        db.prepare("SELECT 1 FROM plans WHERE iteration = ? AND reason LIKE 'final:%' LIMIT 1");
-    fin.bind(1, iteration);
-    st.final_plan = fin.step();
+    st.final_plan = ws::is_final_plan(db, iteration);
     if (st.final_plan) {
       auto d = db.prepare("SELECT usr FROM functions WHERE defined = 1 AND id NOT IN "
                           "(SELECT function FROM plans WHERE iteration = ?)");

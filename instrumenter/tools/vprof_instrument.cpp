@@ -1,6 +1,7 @@
 // vprof-instrument: thin command line over the instrumenter library (scan, plan, rewrite,
 // export), for tests and scripts; the vprof driver exposes the same calls.
 #include <vprof/instrumenter.hpp>
+#include <vprof/planner.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -41,7 +42,7 @@ int main(int argc, char **argv) {
       ->capture_default_str();
 
   auto *plan = app.add_subcommand("plan", "write the first plan: roots + depth");
-  instr::PlanOptions po;
+  planner::FirstPlanOptions po;
   plan->add_option("-r,--root", po.roots,
                    "root function (qualified name or USR); default: annotated functions");
   plan->add_option("--most-called", po.most_called,
@@ -84,7 +85,7 @@ int main(int argc, char **argv) {
     }
     ws::Database db(workspace_path(wspath, false));
     if (*plan) {
-      int n = instr::plan(db, po);
+      int n = planner::first_plan(db, po);
       std::cerr << "vprof: plan " << po.iteration << ": " << n << " functions\n";
       return 0;
     }

@@ -221,10 +221,10 @@ def test_loop_final_plan_and_without_it(vprof_tools, tmp_path):
     pruned = run_loop(program, tmp_path / "pruned", vprof_tools)
     assert "final plan measured" in pruned["stop"], pruned["stop"]
     last = pruned["iterations"] - 1
-    reasons = [r for (r,) in pruned["db"].execute(
-        "SELECT reason FROM plans WHERE iteration = ?", (last,))]
-    assert reasons and all(r.startswith("final:") for r in reasons), reasons
+    finals = [f for (f,) in pruned["db"].execute(
+        "SELECT final FROM plans WHERE iteration = ?", (last,))]
+    assert finals and all(f == 1 for f in finals), finals
     plain = run_loop(program, tmp_path / "plain", vprof_tools, loop_args=["--prune", "0"])
     assert "final plan" not in plain["stop"], plain["stop"]
     assert plain["db"].execute(
-        "SELECT COUNT(*) FROM plans WHERE reason LIKE 'final:%'").fetchone()[0] == 0
+        "SELECT COUNT(*) FROM plans WHERE final = 1").fetchone()[0] == 0

@@ -57,8 +57,13 @@ def test_json_is_exact(analyze, tmp_path, name):
         assert g["max_residual"] <= 1e-9
         root_terms = sum(f["term_ns2"] for f in g["factors"] if f["parent"] == 0)
         assert abs(root_terms - var_l) <= 1e-9 * max(1.0, var_l)
-        scores = [f["score"] for f in g["factors"]]
-        assert scores == sorted(scores, reverse=True)
+        # ranked by score, every term above the noise floor before those below it
+        noise = [f["noise"] for f in g["factors"]]
+        assert noise == sorted(noise)
+        for tier in (False, True):
+            scores = [f["score"] for f in g["factors"] if f["noise"] == tier]
+            assert scores == sorted(scores, reverse=True)
+        assert all(f["noise"] == (abs(f["share"]) < g["noise_floor"]) for f in g["factors"])
 
 
 def test_mutex_scenario_names_the_holder(analyze, tmp_path):

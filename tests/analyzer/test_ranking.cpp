@@ -3,10 +3,12 @@
 // outrank the wait they explain, H covers the interval's own path, expand reaches virtual
 // overrides / template callees through the call graph and a waker without instrumented
 // frames through the callers of the waking primitive.
+#include "plan_helpers.hpp"
 #include "trace_builder.hpp"
 #include "vprof/analyzer.hpp"
 #include "vprof/trace_reader.hpp"
 #include "vprof/workspace.hpp"
+#include "vprof/workspace_rows.hpp"
 
 #include <gtest/gtest.h>
 
@@ -87,7 +89,7 @@ void condvar_workspace(vprof::ws::Database &db) {
           "(3,'body',2,NULL,NULL,'/s/q.c',8,1),(4,'call',2,3,'pthread_cond_wait','/s/q.c',9,3),"
           "(10,'body',10,NULL,NULL,'/s/q.c',19,1),(11,'call',10,11,'compute','/s/q.c',20,3),"
           "(12,'body',11,NULL,NULL,'/s/q.c',29,1);"
-          "INSERT INTO plans VALUES (0,1,'root'),(0,2,'depth');");
+          "INSERT INTO plans(iteration, function, reason) VALUES (0,1,'root'),(0,2,'depth');");
 }
 
 // serve (h 2, annotated) calls sync_block (h 1), which calls the outside functions fsync
@@ -210,7 +212,7 @@ TEST(Ranking, ExpandWaitWithoutWakerFramesUsesTheWakingPrimitive) {
   condvar_workspace(db);
   auto res = va::analyze(tdir, &db, {});
   va::store(db, res, 0);
-  auto e = va::expand(db, 0, 3, 8);
+  auto e = vprof::testing::expand(db, 0, 3, 8);
   EXPECT_EQ(e.reason, "expanded");
   auto p = plan(db, 1);
   EXPECT_TRUE(std::count(p.begin(), p.end(), 10)) << "helper calls pthread_cond_signal";
@@ -250,7 +252,7 @@ TEST(Ranking, ExpandFollowsCallEdgesOfTheCallSitePosition) {
           "(1,'body',1,NULL,NULL,'/s/v.cpp',40,1),"
           "(2,'call',1,2,'acc::Shape::render','/s/v.cpp',44,12),"
           "(3,'call',1,NULL,'batch.process','/s/v.cpp',45,23);"
-          "INSERT INTO plans VALUES (0,1,'root');");
+          "INSERT INTO plans(iteration, function, reason) VALUES (0,1,'root');");
   auto res = va::analyze(dir / "trace", &db, {});
   int seen = 0;
   for (const auto &f : res.groups[0].factors) {
@@ -264,15 +266,15 @@ TEST(Ranking, ExpandFollowsCallEdgesOfTheCallSitePosition) {
   }
   EXPECT_EQ(seen, 2);
   va::store(db, res, 0);
-  auto e = va::expand(db, 0, 3, 8);
+  auto e = vprof::testing::expand(db, 0, 3, 8);
   EXPECT_EQ(e.reason, "expanded");
   // What each call-site factor planned (other factors ranked below may plan more, e.g.
   // the root body's callees; expand takes k factors that add something).
   auto planned_by = [&](const std::string &key) {
     std::vector<std::int64_t> out;
-    auto st = db.prepare("SELECT function FROM plans WHERE iteration = 1 AND reason = ? "
-                         "ORDER BY function");
-    st.bind(1, "expand:" + key);
+    auto st = db.prepare("SELECT function FROM plans WHERE iteration = 1 AND reason = 'expand' "
+                         "AND factor = ? ORDER BY function");
+    st.bind(1, key);
     while (st.step())
       out.push_back(st.int64(0));
     return out;
@@ -391,64 +393,121 @@ TEST(Places, WakerWorkIsAttributedThroughTheWait) {
 }
 
 // The final plan keeps the annotated root, the function that waited (its wait stands for
-// the waker's work) and the waker's varying compute; it drops the waker's constant frame
-// and a planned function the run never reached. A plan with nothing to drop is not written.
+// the waker's work), the waker's varying compute — the answer — and the chain above it (the
+// waker's frame helper); it drops a planned function the run never reached. A plan with
+// nothing to drop is not written.
 TEST(Prune, FinalPlanKeepsWhatCarriesVariance) {
   auto dir = fresh_dir("prune");
   auto tdir = condvar_trace(dir, true);
   vprof::ws::Database db(dir / "vprof.db");
   condvar_workspace(db);
-  db.exec("INSERT INTO plans VALUES (0,10,'expand:x'),(0,11,'expand:x'),(0,12,'expand:x');");
+  db.exec("INSERT INTO plans(iteration, function, reason) VALUES "
+          "(0,10,'expand'),(0,11,'expand'),(0,12,'expand');");
   auto res = va::analyze(tdir, &db, {});
   va::store(db, res, 0);
-  EXPECT_THROW(va::prune(db, 1, 0.01), va::AnalysisError); // nothing stored for 1
-  auto pr = va::prune(db, 0, 0.01);
+  EXPECT_THROW(vprof::testing::final_plan(db, 1, 0.01),
+               vprof::planner::PlanError); // nothing stored for 1
+  auto pr = vprof::testing::final_plan(db, 0, 0.01);
   ASSERT_TRUE(pr.written);
   EXPECT_EQ(pr.next_iteration, 1);
-  EXPECT_EQ(pr.dropped, 2u);
-  EXPECT_EQ(plan(db, 1), (std::vector<std::int64_t>{1, 2, 11}));
-  EXPECT_TRUE(va::is_final_plan(db, 1));
-  EXPECT_FALSE(va::is_final_plan(db, 0));
-  auto st = db.prepare("SELECT reason FROM plans WHERE iteration = 1 AND function = 11");
+  EXPECT_EQ(pr.dropped, 1u);
+  EXPECT_EQ(pr.answer.key, "f:11");
+  EXPECT_EQ(pr.answer.chain, (std::vector<std::int64_t>{1, 2, 10, 11}));
+  EXPECT_EQ(plan(db, 1), (std::vector<std::int64_t>{1, 2, 10, 11}));
+  EXPECT_TRUE(vprof::ws::is_final_plan(db, 1));
+  EXPECT_FALSE(vprof::ws::is_final_plan(db, 0));
+  auto st = db.prepare("SELECT reason, final FROM plans WHERE iteration = 1 AND function = 11");
   ASSERT_TRUE(st.step());
-  EXPECT_EQ(st.text(0), "final:expand:x");
+  EXPECT_EQ(st.text(0), "expand");
+  EXPECT_EQ(st.int64(1), 1);
   // measured again with the final plan: nothing left to drop
   va::store(db, res, 1);
-  auto again = va::prune(db, 1, 0.01);
+  auto again = vprof::testing::final_plan(db, 1, 0.01);
   EXPECT_FALSE(again.written);
-  EXPECT_EQ(again.kept, 3u);
+  EXPECT_EQ(again.kept, 4u);
   EXPECT_EQ(again.dropped, 0u);
-  // Expanding a final plan by hand gives a plan that is not final. (A later run of the
-  // final plan where the waker's frames are missing: the wait expands into the callers of
-  // pthread_cond_signal, helper, which the final plan had dropped.)
+  // Expanding a final plan by hand gives a plan that is not final. (A later run of a final
+  // plan without helper where the waker's frames are missing: the wait expands into the
+  // callers of pthread_cond_signal, helper.)
+  db.exec("DELETE FROM plans WHERE iteration = 1 AND function = 10");
   va::store(db, va::analyze(condvar_trace(dir / "b", false), &db, {}), 1);
-  auto e = va::expand(db, 1, 3, 8);
+  auto e = vprof::testing::expand(db, 1, 3, 8);
   ASSERT_FALSE(e.stop) << e.reason;
-  EXPECT_FALSE(va::is_final_plan(db, 2));
-  auto r = db.prepare("SELECT reason FROM plans WHERE iteration = 2 AND function = 11");
+  EXPECT_FALSE(vprof::ws::is_final_plan(db, 2));
+  auto r = db.prepare("SELECT reason, final FROM plans WHERE iteration = 2 AND function = 11");
   ASSERT_TRUE(r.step());
-  EXPECT_EQ(r.text(0), "expand:x");
+  EXPECT_EQ(r.text(0), "expand");
+  EXPECT_EQ(r.int64(1), 0);
 }
 
-// A function on the frontier of the plan (a defined callee not planned) has its whole
-// time as its "self time": its own place keeps it in the final plan only from the last
-// run (the loop's answer), not from earlier runs.
-TEST(Prune, FrontierFunctionsCountOnlyInTheLastRun) {
+// The answer keeps its depth: iteration 0 found compute (a frontier function then: spin,
+// its callee, was not planned) as the waker's work; iteration 1 planned spin, but its run
+// lost the waker's frames. The final plan still keeps compute's chain from iteration 0 and
+// drops spin, which carried nothing in either run; with nothing to drop, no plan is written.
+TEST(Prune, TheAnswerOfAnEarlierIterationKeepsItsChain) {
   auto dir = fresh_dir("prune-frontier");
   vprof::ws::Database db(dir / "vprof.db");
   condvar_workspace(db);
-  db.exec("INSERT INTO plans VALUES (0,10,'expand:x'),(0,11,'expand:x');"); // spin (12) not
+  db.exec("INSERT INTO plans(iteration, function, reason) VALUES (0,10,'expand'),"
+          "(0,11,'expand');"); // spin (12) not
   va::store(db, va::analyze(condvar_trace(dir / "a", true), &db, {}), 0);
-  auto last = va::prune(db, 0, 0.01); // iteration 0 is the last run: compute is its answer
-  ASSERT_TRUE(last.written);
-  EXPECT_EQ(plan(db, 1), (std::vector<std::int64_t>{1, 2, 11}));
-  // Instead, a later iteration planned spin, and its run no longer shows compute (here: a
-  // trace without the waker's frames): compute's frontier time of run 0 does not count.
-  db.exec("DELETE FROM plans WHERE iteration = 1;"
-          "INSERT INTO plans VALUES (1,1,'root'),(1,2,'depth'),(1,10,'x'),(1,11,'x'),(1,12,'x');");
+  auto first = vprof::testing::final_plan(db, 0, 0.01);
+  EXPECT_FALSE(first.written) << "everything planned is on the answer's chain";
+  EXPECT_EQ(first.answer.key, "f:11");
+  EXPECT_EQ(first.answer.iteration, 0);
+  db.exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth'),"
+          "(1,10,'expand'),(1,11,'expand'),(1,12,'expand');");
   va::store(db, va::analyze(condvar_trace(dir / "b", false), &db, {}), 1);
-  auto pr = va::prune(db, 1, 0.01);
+  auto pr = vprof::testing::final_plan(db, 1, 0.01);
   ASSERT_TRUE(pr.written);
-  EXPECT_EQ(plan(db, 2), (std::vector<std::int64_t>{1, 2}));
-  EXPECT_EQ(pr.dropped, 3u);
+  EXPECT_EQ(pr.answer.key, "f:11");
+  EXPECT_EQ(pr.answer.iteration, 0);
+  EXPECT_EQ(plan(db, 2), (std::vector<std::int64_t>{1, 2, 10, 11}));
+  EXPECT_EQ(pr.dropped, 1u);
+}
+
+// Noise cannot outrank a cause: c (height 0, specificity 100) varies by a few ticks, b
+// (height H, specificity 0) carries almost all of Var(L). Ranked by score alone c would come
+// first; below the noise floor (1 % of Var(L)) it ranks after b, as factor and as place.
+TEST(Ranking, ANegligibleShareCannotOutrankALargeOneBySpecificity) {
+  auto dir = fresh_dir("noise");
+  TraceBuilder b(1);
+  auto &t = b.thread(1);
+  std::uint64_t now = 0;
+  for (std::uint64_t i = 0; i < 60; ++i) {
+    std::uint64_t x = 100 + (i * 37) % 900, y = 10 + 10 * (i % 2);
+    t.emit(VPROF_REC_INTERVAL_BEGIN, i + 1, now);
+    t.enter(1, now + 1, 1).exit(1, now + 1 + x, 1);
+    t.enter(2, now + 1 + x, 1).exit(2, now + 1 + x + y, 1);
+    now += 1 + x + y;
+    t.emit(VPROF_REC_INTERVAL_END, i + 1, now);
+    now += 5;
+  }
+  b.write(dir / "trace");
+  vprof::ws::Database db(dir / "vprof.db");
+  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+          "(1,'a','a',1,10,1),(2,'b','b',1,10,0),(3,'c','c',1,0,0);"
+          "INSERT INTO calls VALUES (1,2,'direct','/s/n.c',5,3),(1,3,'direct','/s/n.c',6,3);"
+          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+          "(1,'call',1,2,'b','/s/n.c',5,3),(2,'call',1,3,'c','/s/n.c',6,3);");
+  auto top_name = [](const va::GroupResult &g) { return g.places.front().name; };
+  va::AnalyzeOptions scored;
+  scored.noise_share = 0; // the plain VProfiler score
+  scored.bootstrap_samples = 0;
+  auto plain = va::analyze(dir / "trace", &db, scored);
+  ASSERT_FALSE(plain.groups[0].factors.empty());
+  EXPECT_EQ(plain.groups[0].factors[0].key, "var:/s2") << "specificity alone puts c first";
+  EXPECT_EQ(top_name(plain.groups[0]), "c");
+  auto res = va::analyze(dir / "trace", &db, {});
+  const auto &g = res.groups[0];
+  EXPECT_EQ(g.factors[0].key, "var:/s1");
+  EXPECT_FALSE(g.factors[0].noise);
+  EXPECT_GE(g.noise_floor, 0.01);
+  bool c_is_noise = false;
+  for (const auto &f : g.factors)
+    if (f.key == "var:/s2")
+      c_is_noise = f.noise;
+  EXPECT_TRUE(c_is_noise);
+  EXPECT_EQ(top_name(g), "b");
+  EXPECT_TRUE(g.places.back().noise);
 }

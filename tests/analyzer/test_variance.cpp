@@ -1,10 +1,12 @@
 // Variance trees, factors, bootstrap, what-if, store and expand, on builder traces with a
 // known decomposition; property tests on random record soups (path sums, residuals).
 #include "engine.hpp"
+#include "plan_helpers.hpp"
 #include "trace_builder.hpp"
 #include "vprof/analyzer.hpp"
 #include "vprof/trace_reader.hpp"
 #include "vprof/workspace.hpp"
+#include "vprof/workspace_rows.hpp"
 
 #include <gtest/gtest.h>
 
@@ -184,7 +186,7 @@ TEST(Variance, StoreAndExpandWithWorkspace) {
       "(2,4,'direct','f.c',3,1),(1,5,'direct','f.c',4,1);"
       "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
       "(1,'call',1,2,'b','/src/f.c',10,3),(2,'call',1,5,'e','/src/f.c',11,3);"
-      "INSERT INTO plans VALUES (0,1,'root');");
+      "INSERT INTO plans(iteration, function, reason) VALUES (0,1,'root');");
   auto res = va::analyze(tdir, &db, {});
   EXPECT_TRUE(res.heights_from_db);
   EXPECT_EQ(res.H, 3);
@@ -201,25 +203,26 @@ TEST(Variance, StoreAndExpandWithWorkspace) {
     ASSERT_TRUE(st.step());
     EXPECT_EQ(st.int64(0), static_cast<std::int64_t>(g.factors.size()));
   }
-  auto e = va::expand(db, 0, 1, 8);
+  auto e = vprof::testing::expand(db, 0, 1, 8);
   EXPECT_FALSE(e.stop);
   EXPECT_EQ(e.reason, "expanded");
   std::vector<std::int64_t> added = e.added;
   std::sort(added.begin(), added.end());
   EXPECT_EQ(added, (std::vector<std::int64_t>{2, 3, 4}));
   {
-    auto st = db.prepare("SELECT reason FROM plans WHERE iteration = 1 AND function = 3");
+    auto st = db.prepare("SELECT reason, factor FROM plans WHERE iteration = 1 AND function = 3");
     ASSERT_TRUE(st.step());
-    EXPECT_EQ(st.text(0), "expand:var:/s1");
+    EXPECT_EQ(st.text(0), "expand");
+    EXPECT_EQ(st.text(1), "var:/s1");
   }
   // same top-k in iteration 1 -> stop
   va::store(db, res, 1);
-  auto e2 = va::expand(db, 1, 1, 8);
+  auto e2 = vprof::testing::expand(db, 1, 1, 8);
   EXPECT_TRUE(e2.stop);
   EXPECT_EQ(e2.reason, "top-k unchanged");
-  auto e3 = va::expand(db, 1, 1, 2);
+  auto e3 = vprof::testing::expand(db, 1, 1, 2);
   EXPECT_TRUE(e3.stop);
-  EXPECT_THROW(va::expand(db, 5, 1, 8), va::AnalysisError);
+  EXPECT_THROW(vprof::testing::expand(db, 5, 1, 8), vprof::planner::PlanError);
   // JSON and text render
   EXPECT_NE(va::render_text(res).find("b() @f.c:10"), std::string::npos);
   EXPECT_NE(va::render_json(res).find("\"var:/s1\""), std::string::npos);
@@ -237,10 +240,10 @@ TEST(Variance, AllLeavesStops) {
           "INSERT INTO calls VALUES (1,2,'direct','f.c',1,1);"
           "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
           "(1,'call',1,2,'b','/src/f.c',10,3),(2,'call',1,2,'b','/src/f.c',11,3);"
-          "INSERT INTO plans VALUES (0,1,'root'),(0,2,'depth');");
+          "INSERT INTO plans(iteration, function, reason) VALUES (0,1,'root'),(0,2,'depth');");
   auto res = va::analyze(tdir, &db, {});
   va::store(db, res, 0);
-  auto e = va::expand(db, 0, 2, 8);
+  auto e = vprof::testing::expand(db, 0, 2, 8);
   EXPECT_TRUE(e.stop);
   EXPECT_EQ(e.reason, "all top factors are leaves");
 }
@@ -361,13 +364,14 @@ TEST(Variance, ExpandFollowsTheWakerSubtree) {
           "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
           "(1,'call',1,2,'lock','/src/f.c',10,3),(5,'body',10,NULL,NULL,'/src/f.c',20,1),"
           "(6,'call',10,11,'work','/src/f.c',21,3),(7,'body',11,NULL,NULL,'/src/f.c',30,1);"
-          "INSERT INTO plans VALUES (0,1,'root'),(0,10,'root'),(0,11,'depth');");
+          "INSERT INTO plans(iteration, function, reason) VALUES "
+          "(0,1,'root'),(0,10,'root'),(0,11,'depth');");
   auto res = va::analyze(tdir, &db, {});
   EXPECT_EQ(res.wake_edges, 30u);
   va::store(db, res, 0);
   for (int k : {1, 2}) {
     db.exec("DELETE FROM plans WHERE iteration = 1");
-    auto e = va::expand(db, 0, k, 8);
+    auto e = vprof::testing::expand(db, 0, k, 8);
     EXPECT_EQ(e.reason, "expanded") << "k=" << k;
     auto st = db.prepare("SELECT COUNT(*) FROM plans WHERE iteration = 1 AND function = 12");
     ASSERT_TRUE(st.step());
@@ -392,12 +396,13 @@ TEST(Variance, ExpandSkipsTopFactorsWithNothingToAdd) {
           "(1,5,'direct','f.c',4,1),(5,6,'direct','f.c',5,1);"
           "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
           "(1,'call',1,2,'b','/src/f.c',10,3),(2,'call',1,5,'e','/src/f.c',11,3);"
-          "INSERT INTO plans VALUES (0,1,'root'),(0,2,'depth'),(0,3,'depth'),(0,5,'depth');");
+          "INSERT INTO plans(iteration, function, reason) VALUES "
+          "(0,1,'root'),(0,2,'depth'),(0,3,'depth'),(0,5,'depth');");
   auto res = va::analyze(tdir, &db, {});
   ASSERT_FALSE(res.groups[0].factors.empty());
   ASSERT_EQ(res.groups[0].factors[0].key, "var:/s1"); // b: nothing left to add below it
   va::store(db, res, 0);
-  auto e = va::expand(db, 0, 1, 8);
+  auto e = vprof::testing::expand(db, 0, 1, 8);
   EXPECT_EQ(e.reason, "expanded");
   auto st = db.prepare("SELECT COUNT(*) FROM plans WHERE iteration = 1 AND function = 6");
   ASSERT_TRUE(st.step());

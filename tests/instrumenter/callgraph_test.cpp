@@ -3,6 +3,7 @@
 // edges of calls through pointers (kind `indirect`), and the agreement of call edges with
 // the rewriter's call-site rows (same file, line, column), which `expand` relies on.
 #include <vprof/instrumenter.hpp>
+#include <vprof/planner.hpp>
 
 #include <gtest/gtest.h>
 
@@ -74,8 +75,8 @@ TEST(Roots, EveryIntervalCallMarksItsFunction) {
   EXPECT_EQ(g.names("SELECT name FROM functions WHERE annotated = 1"),
             (Names{"begins", "begins_id", "serves", "ends", "hands_off"}));
   // They are the default roots of plan 0.
-  instr::PlanOptions po;
-  EXPECT_EQ(instr::plan(g.db, po), 5);
+  planner::FirstPlanOptions po;
+  EXPECT_EQ(planner::first_plan(g.db, po), 5);
   EXPECT_EQ(g.scalar("SELECT count(*) FROM plans p JOIN functions f ON f.id = p.function "
                      "WHERE f.name = 'serves' AND p.reason = 'root'"),
             1);
@@ -144,10 +145,10 @@ TEST(Indirect, CallsThroughPointersReachAddressTakenFunctionsOfTheType) {
   EXPECT_EQ(g.height("on_b"), 1);
   EXPECT_EQ(g.height("dispatch"), 2);
   // A plan reaches the candidates through the pointer.
-  instr::PlanOptions po;
+  planner::FirstPlanOptions po;
   po.roots = {"dispatch"};
   po.depth = 1;
-  EXPECT_EQ(instr::plan(g.db, po), 4); // dispatch, on_a, on_b, not_taken
+  EXPECT_EQ(planner::first_plan(g.db, po), 4); // dispatch, on_a, on_b, not_taken
 }
 
 TEST(Indirect, CWithoutPrototypesMatchesByReturnType) {
@@ -211,9 +212,9 @@ TEST(Sites, CallSiteRowsMatchTheScansEdges) {
         "int main() { Sq q; return total(q); }\n",
         {"-std=c++17"});
   g.scan();
-  instr::PlanOptions po;
+  planner::FirstPlanOptions po;
   po.roots = {"total", "use"};
-  ASSERT_EQ(instr::plan(g.db, po), 2);
+  ASSERT_EQ(planner::first_plan(g.db, po), 2);
   auto r = instr::rewrite(g.db, g.cmds[0], 0, g.opt);
   ASSERT_TRUE(r.ok) << r.error;
   ASSERT_EQ(r.call_sites, 5); // area, op, use, tri; b.get
@@ -252,8 +253,8 @@ TEST(Rewriter, IntervalGuardCallsGetNoProbe) {
         "int handle() { VPROF_SCOPED_INTERVAL(iv, \"x\"); int r = work(); iv.end(); return r; }\n",
         {"-std=c++17"});
   g.scan();
-  instr::PlanOptions po;
-  ASSERT_EQ(instr::plan(g.db, po), 1); // handle, the annotated function
+  planner::FirstPlanOptions po;
+  ASSERT_EQ(planner::first_plan(g.db, po), 1); // handle, the annotated function
   auto r = instr::rewrite(g.db, g.cmds[0], 0, g.opt);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.call_sites, 1) << r.output; // work() only
@@ -285,9 +286,9 @@ TEST(Rewriter, ForkGetsNoCallSiteProbe) {
                            "int work(void) { return 1; }\n"
                            "int spawn(void) { pid_t p = fork(); return p == 0 ? work() : 0; }\n");
   g.scan();
-  instr::PlanOptions po;
+  planner::FirstPlanOptions po;
   po.roots = {"spawn"};
-  ASSERT_EQ(instr::plan(g.db, po), 1);
+  ASSERT_EQ(planner::first_plan(g.db, po), 1);
   auto r = instr::rewrite(g.db, g.cmds[0], 0, g.opt);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.call_sites, 1) << r.output; // work() only
@@ -312,9 +313,9 @@ TEST(Sites, LambdaCallSitesMatchTheScansEdges) {
         "int main() { return tpl(1) + tpl(2L) + plain(4); }\n",
         {"-std=c++17"});
   g.scan();
-  instr::PlanOptions po;
+  planner::FirstPlanOptions po;
   po.roots = {"tpl", "plain"};
-  ASSERT_EQ(instr::plan(g.db, po), 2);
+  ASSERT_EQ(planner::first_plan(g.db, po), 2);
   auto r = instr::rewrite(g.db, g.cmds[0], 0, g.opt);
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.call_sites, 5) << r.output; // leaf in each lambda, f(1), h(2), h(3L)

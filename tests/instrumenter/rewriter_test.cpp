@@ -2,6 +2,7 @@
 // virtual edges), plan (roots + depth), rewrite (probe forms, refusals, stable site ids),
 // compile database loading and the diff writer.
 #include <vprof/instrumenter.hpp>
+#include <vprof/planner.hpp>
 
 #include <gtest/gtest.h>
 
@@ -45,9 +46,9 @@ TEST(Rewriter, CCallInConditionUsesStatementExpression) {
   Fixture fx("/virtual/a.c", "int f(int x) { return x; }\n"
                              "int g(int x) {\n  if (f(x) > 1)\n    return f(2);\n  return 0;\n}\n");
   fx.scan();
-  instr::PlanOptions po;
+  planner::FirstPlanOptions po;
   po.roots = {"g"};
-  ASSERT_EQ(instr::plan(fx.db, po), 1);
+  ASSERT_EQ(planner::first_plan(fx.db, po), 1);
   auto r = fx.rewrite();
   ASSERT_TRUE(r.ok) << r.error;
   ASSERT_TRUE(r.changed);
@@ -72,9 +73,9 @@ TEST(Rewriter, CxxUsesLambdaFormAndKeepsTemplatesAsPatterns) {
              "int main() { S s{1}; return use(s) + use(S{2}); }\n",
              {"-std=c++17"});
   fx.scan();
-  instr::PlanOptions po;
+  planner::FirstPlanOptions po;
   po.roots = {"use"};
-  ASSERT_EQ(instr::plan(fx.db, po), 1);
+  ASSERT_EQ(planner::first_plan(fx.db, po), 1);
   auto r = fx.rewrite();
   ASSERT_TRUE(r.ok) << r.error;
   // One body probe for the template pattern, not one per instantiation.
@@ -90,9 +91,9 @@ TEST(Rewriter, RefusesMacrosAndUnevaluatedOperandsLoudly) {
              "int f(void) { return 1; }\n#define CALL() f()\n"
              "int g(void) {\n  int a = CALL();\n  int b = sizeof(f());\n  return a + b;\n}\n");
   fx.scan();
-  instr::PlanOptions po;
+  planner::FirstPlanOptions po;
   po.roots = {"g"};
-  instr::plan(fx.db, po);
+  planner::first_plan(fx.db, po);
   auto r = fx.rewrite();
   ASSERT_TRUE(r.ok) << r.error;
   EXPECT_EQ(r.call_sites, 0);
@@ -107,9 +108,9 @@ TEST(Rewriter, SiteIdsAreStableAcrossRewritesAndIterations) {
   Fixture fx("/virtual/d.c", "int h(int x) { return x; }\nint f(int x) { return h(x); }\n"
                              "int g(int x) { return f(x) + h(x); }\n");
   fx.scan();
-  instr::PlanOptions po;
+  planner::FirstPlanOptions po;
   po.roots = {"g"};
-  instr::plan(fx.db, po);
+  planner::first_plan(fx.db, po);
   auto first = fx.rewrite();
   auto again = fx.rewrite();
   ASSERT_TRUE(first.ok && again.ok);
@@ -119,7 +120,7 @@ TEST(Rewriter, SiteIdsAreStableAcrossRewritesAndIterations) {
   // Iteration 1 adds f and h: g's sites keep their ids, the new ones follow in source order.
   po.iteration = 1;
   po.depth = 1;
-  instr::plan(fx.db, po);
+  planner::first_plan(fx.db, po);
   ASSERT_EQ(instr::current_iteration(fx.db), 1);
   auto second = fx.rewrite(1);
   ASSERT_TRUE(second.ok);
@@ -138,8 +139,8 @@ TEST(Rewriter, FileOutsidePlanIsUnchanged) {
   Fixture fx("/virtual/e.c", "int f(void) { return 1; }\n");
   fx.scan();
   fx.db.exec("INSERT INTO functions(usr, name, defined) VALUES('c:@F@other', 'other', 1)");
-  fx.db.exec(
-      "INSERT INTO plans VALUES(0, (SELECT id FROM functions WHERE name = 'other'), 'user')");
+  fx.db.exec("INSERT INTO plans(iteration, function, reason) VALUES(0, (SELECT id FROM functions "
+             "WHERE name = 'other'), 'user')");
   auto r = fx.rewrite();
   EXPECT_TRUE(r.ok);
   EXPECT_FALSE(r.changed);
@@ -170,10 +171,10 @@ TEST(Scan, HeightsCondenseRecursionAndVirtualCallsReachOverrides) {
                       "WHERE f.name = 'D::run' AND c.kind = 'virtual'"),
             1);
   // Plan: go at depth 2 reaches B::run, D::run and even.
-  instr::PlanOptions po;
+  planner::FirstPlanOptions po;
   po.roots = {"go"};
   po.depth = 2;
-  EXPECT_EQ(instr::plan(fx.db, po), 4);
+  EXPECT_EQ(planner::first_plan(fx.db, po), 4);
   EXPECT_EQ(fx.scalar("SELECT count(*) FROM plans WHERE reason = 'root'"), 1);
 }
 
@@ -186,10 +187,10 @@ TEST(Scan, AnnotatedFunctionsAreRootsByDefault) {
   fx.scan();
   EXPECT_EQ(fx.scalar("SELECT annotated FROM functions WHERE name = 'handle'"), 1);
   EXPECT_EQ(fx.scalar("SELECT annotated FROM functions WHERE name = 'work'"), 0);
-  instr::PlanOptions po;
-  EXPECT_EQ(instr::plan(fx.db, po), 1);
+  planner::FirstPlanOptions po;
+  EXPECT_EQ(planner::first_plan(fx.db, po), 1);
   po.roots = {"nonexistent"};
-  EXPECT_THROW(instr::plan(fx.db, po), std::runtime_error);
+  EXPECT_THROW(planner::first_plan(fx.db, po), planner::PlanError);
 }
 
 TEST(CompileDb, DropsCc1JobsAndDuplicates) {
@@ -227,7 +228,7 @@ TEST(Scan, GccOnlyFlagsDoNotStopTheParse) {
 
 } // namespace
 
-// A final plan (reasons "final:...", written by `vprof loop`'s prune) times no direct call
+// A final plan (plans.final = 1, written by `vprof loop`'s planner) times no direct call
 // of the program's own functions: a planned callee's body probe times it, a dropped one's
 // time stays in the caller. Calls of outside functions keep their probes; a plan that is
 // not final keeps every call-site probe.
@@ -238,15 +239,15 @@ TEST(Rewriter, FinalPlanTimesOnlyOutsideCalls) {
              "int kept(int x) { return leaf(x) * 2; }\n"
              "int top(int x) {\n  printf(\"%d\", x);\n  return kept(x) + leaf(x);\n}\n");
   fx.scan();
-  instr::PlanOptions po;
+  planner::FirstPlanOptions po;
   po.roots = {"top"};
   po.depth = 1;
-  ASSERT_GE(instr::plan(fx.db, po), 3); // top, kept, leaf
+  ASSERT_GE(planner::first_plan(fx.db, po), 3); // top, kept, leaf
   auto normal = fx.rewrite(0);
   ASSERT_TRUE(normal.ok) << normal.error;
   EXPECT_EQ(normal.call_sites, 4) << normal.output; // printf, kept, leaf in top; leaf in kept
-  fx.db.exec("INSERT INTO plans(iteration, function, reason) SELECT 1, p.function, "
-             "'final:' || p.reason FROM plans p JOIN functions f ON f.id = p.function "
+  fx.db.exec("INSERT INTO plans(iteration, function, reason, final) SELECT 1, p.function, "
+             "p.reason, 1 FROM plans p JOIN functions f ON f.id = p.function "
              "WHERE p.iteration = 0 AND f.name IN ('top', 'kept')");
   auto fin = fx.rewrite(1);
   ASSERT_TRUE(fin.ok) << fin.error;

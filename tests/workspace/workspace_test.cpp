@@ -113,3 +113,25 @@ TEST_F(WorkspaceTest, SiteIdentityIsUnique) {
       db.exec("INSERT INTO sites(kind, function, file, line, col) VALUES('loop', 1, 'a.c', 2, 1)"),
       vprof::ws::Error);
 }
+
+// A version-1 workspace (reasons "expand:<factor>", "final:<reason>") opens as version 2
+// with the factor and the final mark in their own columns; nothing else changes.
+TEST_F(WorkspaceTest, MigratesVersion1Plans) {
+  auto path = vprof::ws::default_path(dir_);
+  {
+    Database db(path);
+    db.exec("DROP TABLE plans; CREATE TABLE plans(iteration INTEGER NOT NULL, function INTEGER "
+            "NOT NULL, reason TEXT NOT NULL, PRIMARY KEY(iteration, function));"
+            "INSERT INTO plans VALUES (0, 1, 'root'), (1, 2, 'expand:var:/s1'), "
+            "(2, 2, 'final:expand:var:/s1'), (2, 1, 'final:root');"
+            "PRAGMA user_version = 1;");
+  }
+  Database db(path);
+  EXPECT_EQ(count(db, "PRAGMA user_version"), vprof::ws::kSchemaVersion);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM plans WHERE final = 1"), 2);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM plans WHERE reason = 'expand' AND factor = "
+                      "'var:/s1'"),
+            2);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM plans WHERE reason = 'root'"), 2);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM plans WHERE reason LIKE '%:%'"), 0);
+}

@@ -1,6 +1,7 @@
 // vprof analyzer: from a trace directory to per-interval critical paths, exact variance
 // trees, ranked factors with bootstrap intervals and what-if estimates, stored in the
-// workspace DB and rendered as text or JSON; plus `expand`, the next iteration's plan.
+// workspace DB and rendered as text, JSON, HTML, folded stacks or a Perfetto trace. The next
+// plan is the planner's (planner/).
 // Eigen and SQLite stay behind this header. Formulas: docs/statistics.md; algorithms and
 // DB tables: docs/analyzer.md.
 #pragma once
@@ -42,6 +43,9 @@ struct AnalyzeOptions {
   int whatif_factors = 10;       // how many top factors get what-if estimates
   std::size_t max_factors = 500; // factors kept per group (ranked by score)
   int min_group_size = 2;        // a label needs this many intervals for its own group
+  // The share of Var(L) below which a factor or place is noise: it ranks after every larger
+  // one whatever its specificity (docs/statistics.md, "Noise floor").
+  double noise_share = 0.01;
 };
 
 // One node of the calling-context tree (shared by all groups of one analysis).
@@ -92,7 +96,8 @@ struct Factor {
   double share_lo = 0, share_hi = 0;   // bootstrap interval (equal to share when not computed)
   bool has_ci = false;
   double specificity = 0, score = 0;
-  bool leaf = false; // nothing instrumentable below it
+  bool leaf = false;  // nothing instrumentable below it
+  bool noise = false; // |share| below the group's noise floor: ranked after every other
 };
 
 // A place: one function, one call of an outside function (fsync in Wal::commit) or one
@@ -115,6 +120,13 @@ struct Place {
   double specificity = 0, score = 0; // score = specificity x share
   bool waker = false;                // its largest part is a waker's work (via a wait)
   std::vector<std::pair<std::string, double>> via; // (wait place name or "", contribution)
+  // What the key says, typed: the kind, the function that makes the call or waits (Call,
+  // Wait), the site of an unknown site, and the tree node (context) carrying most of it.
+  enum class Kind { Function, Call, Site, Wait } kind = Kind::Function;
+  std::int64_t holder = 0;
+  std::int64_t site = 0;
+  int node = -1;
+  bool noise = false; // |share| and |contribution| below the group's noise floor
 };
 
 struct WhatIf {
@@ -142,11 +154,18 @@ struct GroupResult {
   std::vector<Place> waits;
   std::vector<WhatIf> whatifs;
   double max_residual = 0;
+  // Terms and places whose |share| (places: and |contribution|) is below this fraction of
+  // Var(L) rank after all others: AnalyzeOptions::noise_share, raised to the median
+  // half-width of the top factors' bootstrap intervals when that is wider.
+  double noise_floor = 0;
 };
 
 struct AnalysisResult {
   std::string trace_dir;
   std::uint64_t records = 0, streams = 0, processes = 0, dropped = 0;
+  std::uint64_t max_stream_records = 0; // the longest stream, dropped records included
+  // ENTER records per site over the whole trace (index = site id): the planner's call counts
+  std::vector<std::uint64_t> site_calls;
   std::uint64_t intervals = 0, intervals_unfinished = 0, wake_edges = 0;
   std::uint64_t abandoned_frames = 0, path_sum_mismatches = 0, inexact_splits = 0;
   double ticks_per_second = 0;
@@ -167,8 +186,6 @@ AnalysisResult analyze(const std::filesystem::path &trace_dir, ws::Database *db,
 AnalysisResult analyze_trace(const trace::Trace &trace, ws::Database *db,
                              const AnalyzeOptions &opt = {});
 
-// Creates the analyzer's result tables (idempotent; see docs/analyzer.md).
-void ensure_tables(ws::Database &db);
 // Deletes every stored run and its results (a new history after `vprof init`); returns how
 // many runs there were.
 int discard_results(ws::Database &db);
@@ -263,41 +280,5 @@ struct PerfettoSummary {
 // matches the selection or `out` cannot be written. Cost: three passes over the trace.
 PerfettoSummary export_perfetto(const std::filesystem::path &trace_dir, ws::Database *db,
                                 const std::filesystem::path &out, const PerfettoOptions &opt = {});
-
-struct ExpandResult {
-  bool stop = false;
-  std::string reason; // "top-k unchanged" | "all top factors are leaves" |
-                      // "iteration budget reached" | "expanded"
-  int next_iteration = 0;
-  std::vector<std::string> top_keys; // the top-k factor keys considered
-  std::vector<std::int64_t> added;   // functions added to plan next_iteration
-};
-// Reads the latest stored run of `iteration` (group "" = all intervals), takes the k
-// best-ranked factors that still have something to add (looking at most 4k ranks deep; a
-// factor whose functions and callees are all planned gives its place to the next) and
-// writes plan `iteration + 1` = plan `iteration` plus, for each, the functions behind it
-// and their callees (reason "expand:<factor key>"); a wait factor expands into the
-// waker's functions. Stops (and writes no plan) when the top-k keys equal those of the
-// previous iteration's run, when none of those factors has anything left to add ("all
-// top factors are leaves"), or when iteration + 1 >= max_iterations. Throws
-// AnalysisError when the iteration has no stored run.
-ExpandResult expand(ws::Database &db, int iteration, int k, int max_iterations = 8);
-
-struct PruneResult {
-  bool written = false; // plan next_iteration was written (something was dropped)
-  int next_iteration = 0;
-  std::size_t kept = 0, dropped = 0;
-};
-// The final plan: writes plan `iteration + 1` with the functions of plan `iteration` that
-// matter in the latest stored run of any iteration up to `iteration` (all intervals) —
-// those holding a place (their own time, a call of an outside function in them) or a wait
-// (with the waker's work it stands for) whose contribution or share reaches `threshold`
-// in absolute value — plus the annotated functions; reason "final:<old reason>". The functions
-// dropped only cost probes: their time moves to their callers' bodies or the root. Writes nothing
-// (written = false) when nothing would be dropped. Throws AnalysisError when the iteration has no
-// stored run.
-PruneResult prune(ws::Database &db, int iteration, double threshold);
-// Whether plan `iteration` is a final plan written by prune().
-bool is_final_plan(ws::Database &db, int iteration);
 
 } // namespace vprof::analyzer

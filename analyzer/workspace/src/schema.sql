@@ -46,10 +46,138 @@ CREATE TABLE IF NOT EXISTS sites(
   UNIQUE(kind, function, file, line, col)
 );
 
--- Plans: which functions are instrumented in each iteration (0 = first plan).
+-- Plans: which functions are instrumented in each iteration (0 = first plan), written by
+-- the planner (planner/). Version 1 kept the factor and the final mark inside `reason`
+-- ("expand:<factor>", "final:<reason>"); version 2 has columns for them.
 CREATE TABLE IF NOT EXISTS plans(
   iteration INTEGER NOT NULL,
   function  INTEGER NOT NULL REFERENCES functions(id),
-  reason    TEXT NOT NULL,                -- root|depth|expand:<factor>|user
+  reason    TEXT NOT NULL,                -- root|depth|expand|answer|user
+  factor    TEXT,                         -- expand: the factor (or place) key that added it
+  final     INTEGER NOT NULL DEFAULT 0,   -- 1: a final plan (what the loop's answer keeps)
   PRIMARY KEY(iteration, function)
+);
+
+
+-- Analysis results, written by vprof::analyzer::store.
+-- Times in ns, variances in ns^2; shares are fractions of Var(L). docs/analyzer.md.
+
+-- One analysis of one trace directory, for one plan iteration.
+CREATE TABLE IF NOT EXISTS analysis_runs(
+  id                   INTEGER PRIMARY KEY,
+  iteration            INTEGER NOT NULL,
+  trace_dir            TEXT NOT NULL,
+  created              TEXT NOT NULL DEFAULT (strftime('%Y-%m-%dT%H:%M:%fZ', 'now')),
+  records              INTEGER NOT NULL,
+  streams              INTEGER NOT NULL,
+  processes            INTEGER NOT NULL,
+  dropped              INTEGER NOT NULL,
+  intervals            INTEGER NOT NULL,
+  intervals_unfinished INTEGER NOT NULL,
+  wake_edges           INTEGER NOT NULL,
+  root_height          INTEGER NOT NULL,   -- H
+  ticks_per_second     REAL NOT NULL,
+  max_residual         REAL NOT NULL,      -- worst tree residual over all groups
+  max_stream_records   INTEGER NOT NULL DEFAULT 0 -- the longest stream (records + dropped)
+);
+CREATE INDEX IF NOT EXISTS analysis_runs_by_iteration ON analysis_runs(iteration);
+
+-- Latency statistics per interval type ('' = all intervals).
+CREATE TABLE IF NOT EXISTS interval_stats(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  count INTEGER NOT NULL,
+  mean_ns REAL, var_ns2 REAL, cv REAL, min_ns REAL, p50_ns REAL, p95_ns REAL, p99_ns REAL,
+  max_ns REAL, max_residual REAL,
+  PRIMARY KEY(run, label)
+);
+
+-- Variance tree nodes per group: T_n and B_n statistics.
+CREATE TABLE IF NOT EXISTS tree_nodes(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  node INTEGER NOT NULL,        -- id within this run
+  parent INTEGER,               -- NULL for the root
+  path TEXT NOT NULL,           -- stable key: /s12/wait:mutex/s7
+  kind TEXT NOT NULL CHECK(kind IN ('root', 'site', 'wait', 'untracked')),
+  site INTEGER,                 -- sites.id for kind 'site'
+  function INTEGER,             -- functions.id behind the node, when known
+  name TEXT NOT NULL,
+  height INTEGER,
+  mean_ns REAL, var_ns2 REAL, share REAL,
+  body_mean_ns REAL, body_var_ns2 REAL,
+  expanded INTEGER NOT NULL,    -- 1: Var(T_n) decomposed over [children..., body]
+  residual REAL,
+  PRIMARY KEY(run, label, node)
+);
+
+-- Ranked factors (terms of the variance trees) per group.
+CREATE TABLE IF NOT EXISTS factors(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  rank INTEGER NOT NULL,        -- 1 = highest score
+  key TEXT NOT NULL,            -- var:<path>[#body] | cov:<a>|<b>
+  kind TEXT NOT NULL CHECK(kind IN ('var', 'cov')),
+  parent INTEGER NOT NULL,      -- tree_nodes.node whose decomposition holds the term
+  a INTEGER NOT NULL, a_body INTEGER NOT NULL,
+  b INTEGER, b_body INTEGER,
+  name TEXT NOT NULL,
+  term_ns2 REAL NOT NULL,       -- Var, or 2 Cov
+  share REAL NOT NULL, share_lo REAL, share_hi REAL,
+  specificity REAL NOT NULL, score REAL NOT NULL,
+  leaf INTEGER NOT NULL,
+  PRIMARY KEY(run, label, rank)
+);
+
+-- Places per group (a function, an outside call or a wait, all calling contexts merged),
+-- ranked by score = specificity x share.
+CREATE TABLE IF NOT EXISTS places(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  rank INTEGER NOT NULL,        -- 1 = highest score
+  key TEXT NOT NULL,            -- f:<function> | x:<callee>@<caller> | s:<site> | w:<kind>@<enclosing key>
+  name TEXT NOT NULL,
+  function INTEGER,             -- functions.id behind it (NULL: outside the program, a wait)
+  contexts INTEGER NOT NULL,    -- tree nodes merged
+  mean_ns REAL NOT NULL, var_ns2 REAL NOT NULL,
+  share REAL NOT NULL,          -- Var(X) / Var(L)
+  contribution REAL NOT NULL,   -- Cov(X, L) / Var(L)
+  specificity REAL NOT NULL, score REAL NOT NULL,
+  waker INTEGER NOT NULL,       -- 1: most of it is a waker's work (reached through a wake-up edge)
+  via TEXT NOT NULL,            -- its contribution by way: "own path=0.02; [wait:cond] in f=0.26"
+  place_kind TEXT NOT NULL DEFAULT 'function', -- function|call|site|wait
+  holder INTEGER,               -- call, wait: the function whose code makes the call or waits
+  node INTEGER,                 -- tree_nodes.node of the context carrying most of it
+  PRIMARY KEY(run, label, rank)
+);
+
+-- Waits on the intervals' own path per group, each with the waker's work below it.
+CREATE TABLE IF NOT EXISTS waits(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  rank INTEGER NOT NULL,        -- 1 = largest contribution
+  key TEXT NOT NULL,            -- w:<kind>@<enclosing key>
+  name TEXT NOT NULL,
+  contexts INTEGER NOT NULL,
+  mean_ns REAL NOT NULL, var_ns2 REAL NOT NULL,
+  share REAL NOT NULL, contribution REAL NOT NULL,
+  PRIMARY KEY(run, label, rank)
+);
+
+-- What-if: Var(L) and p99 if the factor's time were its mean in every interval.
+CREATE TABLE IF NOT EXISTS whatif(
+  run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  label TEXT NOT NULL,
+  key TEXT NOT NULL,
+  var_after_ns2 REAL, var_drop REAL, p99_after_ns REAL, p99_drop REAL,
+  PRIMARY KEY(run, label, key)
+);
+
+-- How often each site ran in one analysed run (ENTER records over all streams, all threads,
+-- inside and outside intervals): the planner's cost model (docs/planner.md).
+CREATE TABLE IF NOT EXISTS site_calls(
+  run   INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
+  site  INTEGER NOT NULL,
+  calls INTEGER NOT NULL,
+  PRIMARY KEY(run, site)
 );

@@ -3,6 +3,9 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace vprof::ws {
 namespace {
 
@@ -14,6 +17,41 @@ constexpr const char *kSchema =
 [[noreturn]] void fail(sqlite3 *db, const std::filesystem::path &path, std::string_view what) {
   throw Error(path.string() + ": " + std::string(what) + ": " +
               (db ? sqlite3_errmsg(db) : "out of memory"));
+}
+
+// The columns of a table (empty when it does not exist).
+std::vector<std::string> columns_of(Database &db, const std::string &table) {
+  std::vector<std::string> out;
+  Statement st = db.prepare("SELECT name FROM pragma_table_info(?)");
+  st.bind(1, table);
+  while (st.step())
+    out.push_back(st.text(0));
+  return out;
+}
+
+bool has_column(Database &db, const std::string &table, const std::string &column) {
+  auto cols = columns_of(db, table);
+  return std::find(cols.begin(), cols.end(), column) != cols.end();
+}
+
+// Version 1 -> 2: plans get typed `factor` and `final` columns (v1 wrote "expand:<factor>"
+// and "final:<reason>" into `reason`), analysis runs their longest stream, places their
+// kind, holder and node. Tables that do not exist yet are created by the schema after.
+void migrate_from_1(Database &db) {
+  if (!columns_of(db, "plans").empty() && !has_column(db, "plans", "factor")) {
+    db.exec("ALTER TABLE plans ADD COLUMN factor TEXT;"
+            "ALTER TABLE plans ADD COLUMN final INTEGER NOT NULL DEFAULT 0;"
+            "UPDATE plans SET final = 1, reason = substr(reason, 7) WHERE reason LIKE 'final:%';"
+            "UPDATE plans SET factor = substr(reason, 8), reason = 'expand' "
+            "WHERE reason LIKE 'expand:%';");
+  }
+  if (!columns_of(db, "analysis_runs").empty() &&
+      !has_column(db, "analysis_runs", "max_stream_records"))
+    db.exec("ALTER TABLE analysis_runs ADD COLUMN max_stream_records INTEGER NOT NULL DEFAULT 0");
+  if (!columns_of(db, "places").empty() && !has_column(db, "places", "place_kind"))
+    db.exec("ALTER TABLE places ADD COLUMN place_kind TEXT NOT NULL DEFAULT 'function';"
+            "ALTER TABLE places ADD COLUMN holder INTEGER;"
+            "ALTER TABLE places ADD COLUMN node INTEGER;");
 }
 
 } // namespace
@@ -43,6 +81,8 @@ Database::Database(const std::filesystem::path &path) : path_(path) {
     throw Error(path.string() + ": workspace schema version " + std::to_string(version) +
                 " is newer than this vprof (" + std::to_string(kSchemaVersion) + ")");
   Transaction tx(*this);
+  if (version == 1)
+    migrate_from_1(*this);
   exec(kSchema);
   exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   tx.commit();

@@ -68,19 +68,6 @@ struct ScanStats {
 // fails to parse is reported and skipped. Throws ws::Error on database failures.
 ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt = {});
 
-struct PlanOptions {
-  std::vector<std::string> roots; // qualified names or USRs; empty: the annotated functions
-  int most_called = 0;            // >0: roots are the N defined functions with most call sites
-  int depth = 0;                  // callees reached in <= depth edges are planned too
-  int iteration = 0;
-};
-
-// Writes the plan of `iteration` (replacing it): the roots (reason `root`) and every
-// defined function within `depth` call edges (reason `depth`). Returns the number of
-// planned functions. Throws std::runtime_error when a named root is unknown or no root
-// can be found.
-int plan(ws::Database &wsdb, const PlanOptions &opt);
-
 // The highest iteration in `plans`, or nullopt when there is no plan.
 std::optional<int> current_iteration(ws::Database &wsdb);
 

@@ -16,7 +16,7 @@ struct sqlite3_stmt;
 namespace vprof::ws {
 
 // Schema version stored in PRAGMA user_version.
-inline constexpr int kSchemaVersion = 1;
+inline constexpr int kSchemaVersion = 2;
 
 // Any SQLite failure, with the database path and SQLite's message.
 class Error : public std::runtime_error {

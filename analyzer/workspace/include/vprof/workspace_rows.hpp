@@ -1,0 +1,147 @@
+// Typed rows of the workspace database: the call graph, plans, analysed runs and their
+// results as C++ values, so that the planner (and the driver) read and write them without
+// SQL. The tables are described in docs/workspace.md; the SQL stays in rows.cpp.
+#pragma once
+
+#include "vprof/workspace.hpp"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace vprof::ws {
+
+using FunctionId = std::int64_t;
+using SiteId = std::int64_t;
+using RunId = std::int64_t;
+
+// ---- the call graph ---------------------------------------------------------------
+
+struct FunctionRow {
+  FunctionId id = 0;
+  std::string name;
+  int height = -1;
+  bool defined = false, annotated = false;
+};
+
+std::optional<FunctionRow> function_row(Database &db, FunctionId f);
+// The defined functions `f` calls (one row per function, any number of call sites).
+std::vector<FunctionId> defined_callees(Database &db, FunctionId f);
+// The number of call sites in f's body (static; calls of outside functions included).
+int call_sites_in(Database &db, FunctionId f);
+// The defined functions that call a function named `name` (pthread_cond_signal...).
+std::vector<FunctionId> defined_callers_of(Database &db, const std::string &name);
+std::vector<FunctionId> annotated_functions(Database &db);
+// Defined functions whose qualified name or USR is `name`.
+std::vector<FunctionId> functions_named(Database &db, const std::string &name);
+// The n defined functions with the most call sites naming them.
+std::vector<FunctionId> most_called_functions(Database &db, int n);
+
+// ---- sites ------------------------------------------------------------------------
+
+struct SiteRow {
+  SiteId id = 0;
+  bool body = false;       // a body probe (else a call site)
+  FunctionId function = 0; // the instrumented function holding the probe
+  FunctionId callee = 0;   // call sites: the function named, 0 when unknown
+  bool callee_defined = false;
+};
+std::vector<SiteRow> sites_of(Database &db, FunctionId f);
+
+struct CallTarget {
+  FunctionId function = 0;
+  int height = -1;       // -1: unknown
+  bool dispatch = false; // reached through a virtual or indirect call edge
+};
+// Defined functions called at the position of call site `site`: the callees of the
+// `calls` edges with the site's (caller, file, line, col) — the direct callee, every
+// override of a virtual call, the candidates of an indirect call. When no edge has that
+// exact column and the site's callee is unresolved (a call in a template pattern), edges
+// on the same line whose callee's unqualified name equals the spelled callee's last
+// identifier are taken. Empty for an unknown site or a call into external code.
+std::vector<CallTarget> call_targets(Database &db, SiteId site);
+
+// ---- plans ------------------------------------------------------------------------
+
+// Why a function is in a plan.
+enum class PlanReason { Root, Depth, Expand, Answer, User };
+const char *reason_text(PlanReason r);
+std::optional<PlanReason> reason_from_text(const std::string &s);
+
+struct PlanRow {
+  FunctionId function = 0;
+  PlanReason reason = PlanReason::User;
+  std::string factor; // Expand, Answer: the factor or place key that brought it
+  bool final = false; // part of a final plan
+};
+
+// The newest plan's iteration, or nullopt without a plan.
+std::optional<int> newest_plan_iteration(Database &db);
+std::vector<PlanRow> read_plan(Database &db, int iteration);
+int plan_size(Database &db, int iteration);
+bool is_final_plan(Database &db, int iteration);
+// Replaces the plan of `iteration` (one transaction).
+void write_plan(Database &db, int iteration, const std::vector<PlanRow> &rows);
+// Deletes every plan after `iteration` (a new history).
+void delete_plans_after(Database &db, int iteration);
+
+// ---- analysed runs ----------------------------------------------------------------
+
+struct RunRow {
+  RunId id = 0;
+  int iteration = 0;
+  std::uint64_t intervals = 0, records = 0, dropped = 0, max_stream_records = 0;
+  double mean_ns = 0; // the mean interval latency (all intervals)
+  std::string trace_dir;
+};
+// The newest run of `iteration`.
+std::optional<RunRow> latest_run(Database &db, int iteration);
+// The newest run of every iteration up to `iteration`, oldest first.
+std::vector<RunRow> latest_runs_upto(Database &db, int iteration);
+
+enum class NodeKind { Root, Site, Wait, Untracked };
+struct NodeRow {
+  int node = 0, parent = -1;
+  NodeKind kind = NodeKind::Site;
+  SiteId site = 0;
+  FunctionId function = 0;
+  std::string path, name;
+  double mean_ns = 0; // mean time on the critical path per interval
+};
+// The variance tree of all intervals (label '') of a run, indexed by node id.
+std::vector<NodeRow> tree_of(Database &db, RunId run);
+
+struct FactorRow {
+  int rank = 0;
+  std::string key, name;
+  int a = -1, b = -1; // tree nodes; b = -1 for a variance
+  bool a_body = false, b_body = false;
+  double share = 0, specificity = 0;
+};
+// The best-ranked factors of all intervals of a run.
+std::vector<FactorRow> top_factors(Database &db, RunId run, int limit);
+
+enum class PlaceKind { Function, Call, Site, Wait };
+struct PlaceRow {
+  int rank = 0;
+  std::string key, name;
+  PlaceKind kind = PlaceKind::Function;
+  FunctionId function = 0; // Function: the function; Site: its function when known
+  FunctionId holder = 0;   // Call, Wait: the function that calls or waits
+  int node = -1;           // the context carrying most of it
+  double share = 0, contribution = 0, specificity = 0;
+  bool waker = false;
+};
+// Places and waits (waits have kind Wait) of all intervals of a run.
+std::vector<PlaceRow> places_of(Database &db, RunId run);
+
+// ENTER counts per site of a run.
+struct SiteCalls {
+  SiteId site = 0;
+  std::uint64_t calls = 0;
+};
+std::vector<SiteCalls> site_calls_of(Database &db, RunId run);
+void store_site_calls(Database &db, RunId run, const std::vector<SiteCalls> &calls);
+
+} // namespace vprof::ws

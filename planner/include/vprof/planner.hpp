@@ -1,0 +1,161 @@
+// vprof planner: which functions each iteration instruments. The first plan (roots and a
+// depth over the static call graph), the expansion of the top-k factors within a probe
+// budget, and the final plan that keeps the answer's whole chain. Plans are typed rows of
+// the workspace (vprof/workspace_rows.hpp); the planner reads the call graph, analysed
+// runs and their results there and writes plans, nothing else. docs/planner.md.
+#pragma once
+
+#include "vprof/workspace_rows.hpp"
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace vprof::planner {
+
+using ws::FunctionId;
+
+// A plan cannot be made (no root, no analysed run): the message says what to do.
+class PlanError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
+// ---- the first plan -----------------------------------------------------------------
+
+struct FirstPlanOptions {
+  std::vector<std::string> roots; // qualified names or USRs; empty: the annotated functions
+  int most_called = 0;            // >0: roots are the N defined functions with most call sites
+  int depth = 0;                  // callees reached in <= depth edges are planned too
+  int iteration = 0;
+};
+// Writes the plan of `iteration` (replacing it): the roots (reason Root) and every defined
+// function within `depth` call edges (reason Depth). Returns the number of planned
+// functions. Throws PlanError when a named root is unknown or no root can be found.
+int first_plan(ws::Database &db, const FirstPlanOptions &opt);
+
+// ---- the cost model -----------------------------------------------------------------
+
+// What probes may cost, per interval, as a share of the mean interval latency.
+struct Budget {
+  double exploration = 0.10; // plans of the exploration iterations
+  double final_share = 0.02; // the final plan
+  double record_ns = 25;     // one trace record (ENTER or EXIT) all in (benchmarks/RESULTS.md)
+  // The runtime's per-thread stream cap (VPROF_MAX_THREAD_MB, 16-byte records); a plan whose
+  // predicted longest stream passes half of it is refused.
+  std::uint64_t stream_cap_records = (256ull << 20) / 16;
+};
+
+// The measured price of the functions of one run's plan, and predictions for functions
+// not yet planned, from the run's ENTER counts per site (docs/planner.md, "Cost model").
+class CostModel {
+public:
+  CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<ws::PlanRow> &plan);
+
+  double intervals() const { return intervals_; }
+  // All records of the run per interval (sync events and marks included; drops counted).
+  double records_per_interval() const { return records_; }
+  // Measured records per interval of a planned function: its body probe and the call-site
+  // probes in it (final: only those a final plan keeps).
+  double function_records(FunctionId f, bool final_form) const;
+  // Whether f's body probe ran in the run (its call sites then timed all its callees).
+  bool measured(FunctionId f) const {
+    auto it = body_calls_.find(f);
+    return it != body_calls_.end() && it->second > 0;
+  }
+  // Calls per interval of a function, from its body probe or the probed call sites that
+  // name it; -1 when no probe saw it.
+  double calls(FunctionId f) const;
+  // Predicted records per interval if `f` joined the plan: two per call for its body and two
+  // per call for each of its static call sites (the next run measures the truth).
+  double predict_records(FunctionId f) const;
+  std::uint64_t max_stream_records() const { return max_stream_; }
+
+private:
+  ws::Database &db_;
+  double intervals_ = 1, records_ = 0, scale_ = 1;
+  std::uint64_t max_stream_ = 0;
+  std::unordered_map<FunctionId, double> body_calls_;    // per interval
+  std::unordered_map<FunctionId, double> callee_calls_;  // per interval, from call sites
+  std::unordered_map<FunctionId, double> site_records_;  // call-site records per interval
+  std::unordered_map<FunctionId, double> final_records_; // the part a final plan keeps
+};
+
+// ---- expansion ----------------------------------------------------------------------
+
+struct ExpandOptions {
+  int k = 3;
+  int max_iterations = 8;
+  Budget budget;
+};
+
+// A function the budget kept out of the next plan (it stays timed at its call sites).
+struct Refusal {
+  FunctionId function = 0;
+  std::string name, why;
+  double records = 0; // predicted per interval
+};
+
+struct ExpandResult {
+  bool stop = false;
+  std::string reason; // "top-k unchanged" | "all top factors are leaves" | "iteration budget
+                      // reached" | "probe budget spent" | "expanded"
+  int next_iteration = 0;
+  std::vector<std::string> top_keys; // the top-k factor keys considered
+  std::vector<FunctionId> added;     // functions added to plan next_iteration
+  std::vector<FunctionId> trimmed;   // functions of the last plan dropped to fit the budget
+  std::vector<Refusal> refused;
+  double budget_records = 0;    // per interval
+  double measured_records = 0;  // the last run, per interval
+  double predicted_records = 0; // the next plan, per interval
+};
+// Reads the latest stored run of `iteration`, takes the k best-ranked factors that still
+// have something to add (at most 4k ranks deep) and writes plan `iteration + 1` = plan
+// `iteration` (trimmed to the budget when the run cost more) plus, for each factor, the
+// functions behind it and those of their callees that ran on the critical path (a wait
+// factor: the waker's functions), cheapest-to-explain first, as long as the predicted
+// records stay within the exploration budget. Stops (no plan written) when the top-k keys
+// equal those of the previous run (both without drops), when nothing is left to add,
+// when the budget admits nothing, or when iteration + 1 >= max_iterations. Throws
+// PlanError when the iteration has no stored run.
+ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt);
+
+// ---- the final plan -----------------------------------------------------------------
+
+struct FinalOptions {
+  double threshold = 0.01;    // places below this |contribution| and |share| are dropped
+  double answer_share = 0.10; // an iteration's answer: its best-ranked place carrying this
+  Budget budget;
+};
+
+struct Answer {
+  int iteration = -1;
+  std::string key, name;
+  double contribution = 0;
+  std::vector<FunctionId> chain; // the functions from the root down to it, waker's included
+};
+
+struct FinalResult {
+  bool written = false; // plan next_iteration was written
+  int next_iteration = 0;
+  std::size_t kept = 0, dropped = 0;
+  Answer answer;                         // the deepest answer of any iteration
+  std::vector<Refusal> dropped_for_cost; // places above the threshold the budget dropped
+  double budget_records = 0, predicted_records = 0;
+};
+// Writes the final plan `iteration + 1` (final = 1): the annotated functions; the chain of
+// the answer — the deepest of the iterations' answers (each run's best-ranked place whose
+// contribution reaches answer_share) — with the place's own function, whatever it costs; then the
+// functions of the places and waits whose contribution or share reached the threshold in any
+// iteration, largest first, while the predicted cost stays within the final budget. Writes nothing
+// when the plan would not change. Throws PlanError when the iteration has no stored run.
+FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt);
+
+// The deepest answer of the analysed iterations up to `iteration` (Answer::iteration -1:
+// none): of each run's best-ranked place (not a wait) whose contribution reaches
+// `answer_share`, the one of highest specificity (ties: the larger contribution).
+Answer deepest_answer(ws::Database &db, int iteration, double answer_share);
+
+} // namespace vprof::planner

@@ -1,0 +1,70 @@
+// The cost model: what each planned function's probes cost per interval in one run, and a
+// prediction for functions not planned yet (docs/planner.md, "Cost model").
+#include "vprof/planner.hpp"
+
+#include <algorithm>
+
+namespace vprof::planner {
+
+CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<ws::PlanRow> &plan)
+    : db_(db) {
+  intervals_ = static_cast<double>(std::max<std::uint64_t>(run.intervals, 1));
+  // Records past the stream cap were dropped at the end of the run: the counts saw the
+  // share of the run that was recorded, so they are scaled up by that share.
+  if (run.records > 0)
+    scale_ = static_cast<double>(run.records + run.dropped) / static_cast<double>(run.records);
+  records_ = static_cast<double>(run.records + run.dropped) / intervals_;
+  max_stream_ = run.max_stream_records;
+  std::unordered_map<ws::SiteId, double> per_interval;
+  for (const auto &c : ws::site_calls_of(db, run.id))
+    per_interval[c.site] = static_cast<double>(c.calls) * scale_ / intervals_;
+  for (const auto &row : plan) {
+    double body = 0, sites = 0, kept = 0;
+    for (const auto &s : ws::sites_of(db, row.function)) {
+      auto it = per_interval.find(s.id);
+      double n = it == per_interval.end() ? 0 : it->second;
+      if (s.body) {
+        body += n;
+        continue;
+      }
+      sites += 2 * n;
+      if (n == 0)
+        continue;
+      auto targets = ws::call_targets(db, s.id);
+      // a final plan keeps the probes of outside calls and of dispatching calls only
+      if (targets.size() != 1 || targets.front().dispatch)
+        kept += 2 * n;
+      for (const auto &t : targets)
+        callee_calls_[t.function] += n;
+    }
+    body_calls_[row.function] = body;
+    site_records_[row.function] = sites;
+    final_records_[row.function] = kept;
+  }
+}
+
+double CostModel::function_records(FunctionId f, bool final_form) const {
+  auto b = body_calls_.find(f);
+  if (b == body_calls_.end())
+    return 0;
+  const auto &sites = final_form ? final_records_ : site_records_;
+  auto s = sites.find(f);
+  return 2 * b->second + (s == sites.end() ? 0 : s->second);
+}
+
+double CostModel::calls(FunctionId f) const {
+  if (auto b = body_calls_.find(f); b != body_calls_.end() && b->second > 0)
+    return b->second;
+  if (auto c = callee_calls_.find(f); c != callee_calls_.end())
+    return c->second;
+  return -1;
+}
+
+double CostModel::predict_records(FunctionId f) const {
+  double n = calls(f);
+  if (n < 0)
+    n = 1; // no probe saw it: assume one call per interval, the next run measures it
+  return 2 * n * (1 + ws::call_sites_in(db_, f));
+}
+
+} // namespace vprof::planner

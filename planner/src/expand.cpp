@@ -1,0 +1,313 @@
+// Expansion: the next plan from the top-k factors of the last run, within the exploration
+// budget (docs/planner.md, "Expansion").
+#include "plan_common.hpp"
+#include "vprof/planner.hpp"
+
+#include <algorithm>
+#include <set>
+
+namespace vprof::planner {
+namespace {
+
+// The functions that release what a wait of this kind waits for: the static waker
+// candidates, used when the trace shows no instrumented frame of the waker.
+std::vector<FunctionId> wakers_of_kind(ws::Database &db, const std::string &wait_kind) {
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> primitives = {
+      {"mutex", {"pthread_mutex_unlock"}},
+      {"rwlock", {"pthread_rwlock_unlock"}},
+      {"cond", {"pthread_cond_signal", "pthread_cond_broadcast"}},
+      {"sem", {"sem_post"}},
+      {"custom", {"vprof_wake"}}};
+  std::vector<FunctionId> fs;
+  for (const auto &[kind, names] : primitives)
+    if (kind == wait_kind)
+      for (const auto &name : names)
+        for (auto f : ws::defined_callers_of(db, name))
+          fs.push_back(f);
+  return fs;
+}
+
+// One function the top factors would add, in the order they are considered.
+struct Candidate {
+  FunctionId function = 0;
+  std::string factor;
+  double critical_ns = 0; // its time on the critical path (0: never seen there)
+};
+
+class Expansion {
+public:
+  Expansion(ws::Database &db, const RunView &view, const CostModel &cost,
+            const std::set<FunctionId> &plan)
+      : db_(db), view_(view), cost_(cost), plan_(plan) {}
+
+  // The candidates of one factor side: a node of the run's tree, its body or its whole time.
+  void add_side(int node, bool body, const std::string &key) {
+    if (node < 0 || node >= static_cast<int>(view_.tree.size()))
+      return;
+    const ws::NodeRow &n = view_.tree[static_cast<std::size_t>(node)];
+    switch (n.kind) {
+    case ws::NodeKind::Root:
+      if (body)
+        for (auto r : ws::annotated_functions(db_))
+          add_function(r, key);
+      break;
+    case ws::NodeKind::Wait:
+      add_waker(node, key);
+      break;
+    case ws::NodeKind::Site:
+      if (body)
+        break;
+      if (n.function)
+        add_function(n.function, key);
+      // every function the call may reach: virtual overrides, indirect-call candidates
+      add_dispatch_targets(n.site, key);
+      // a call that blocked (pthread_cond_wait, a lock call) has wait children: the time
+      // is the waker's, so expand into it
+      for (int c : view_.children[static_cast<std::size_t>(node)])
+        if (view_.tree[static_cast<std::size_t>(c)].kind == ws::NodeKind::Wait)
+          add_waker(c, key);
+      break;
+    case ws::NodeKind::Untracked:
+      break;
+    }
+  }
+
+  std::vector<Candidate> take() { return std::move(out_); }
+  std::size_t size() const { return out_.size(); }
+
+private:
+  void push(FunctionId f, const std::string &key) {
+    if (f <= 0 || plan_.count(f) || seen_.count(f))
+      return;
+    auto row = ws::function_row(db_, f);
+    if (!row || !row->defined)
+      return;
+    seen_.insert(f);
+    auto cp = view_.critical_ns.find(f);
+    out_.push_back({f, key, cp == view_.critical_ns.end() ? 0 : cp->second});
+  }
+
+  // The function and its callees. The callees of a function whose body probe ran were
+  // timed at their call sites: only those that ran on the critical path are worth a body
+  // probe. A function without probes inside: all its callees are candidates.
+  void add_function(FunctionId f, const std::string &key) {
+    push(f, key);
+    std::set<FunctionId> probed; // callees of f whose call sites were probed in the run
+    if (cost_.measured(f))
+      for (const auto &s : ws::sites_of(db_, f))
+        if (!s.body)
+          for (const auto &t : ws::call_targets(db_, s.id))
+            probed.insert(t.function);
+    for (auto g : ws::defined_callees(db_, f))
+      if (!probed.count(g) || view_.critical_ns.count(g))
+        push(g, key);
+  }
+
+  // A dispatching call with many candidate targets (an indirect call through a pointer
+  // matched by type) adds the targets seen on the critical path, or all of them when they
+  // are few.
+  void add_dispatch_targets(ws::SiteId site, const std::string &key) {
+    auto targets = ws::call_targets(db_, site);
+    for (const auto &t : targets)
+      if (targets.size() <= kFewTargets || view_.critical_ns.count(t.function))
+        add_function(t.function, key);
+  }
+
+  // The waker's work is the whole subtree below a wait node: its top frames are usually
+  // planned already (the worker loop), the holder's real work sits deeper. Nested waits
+  // are not entered: their own factors expand them.
+  void add_waker(int wait_node, const std::string &key) {
+    std::vector<FunctionId> fs;
+    std::vector<int> frontier{wait_node};
+    while (!frontier.empty()) {
+      int n = frontier.back();
+      frontier.pop_back();
+      for (int c : view_.children[static_cast<std::size_t>(n)]) {
+        const auto &cn = view_.tree[static_cast<std::size_t>(c)];
+        if (cn.kind == ws::NodeKind::Wait)
+          continue;
+        if (cn.function)
+          fs.push_back(cn.function);
+        frontier.push_back(c);
+      }
+    }
+    if (fs.empty()) {
+      // No frame of the waker is instrumented: start from the functions that call the
+      // waking primitive of this wait's kind (pthread_cond_signal for a condition wait...).
+      const std::string &path = view_.tree[static_cast<std::size_t>(wait_node)].path;
+      auto at = path.rfind("/wait:");
+      if (at != std::string::npos)
+        fs = wakers_of_kind(db_, path.substr(at + 6));
+    }
+    for (auto f : fs)
+      add_function(f, key);
+  }
+
+  static constexpr std::size_t kFewTargets = 3;
+  ws::Database &db_;
+  const RunView &view_;
+  const CostModel &cost_;
+  const std::set<FunctionId> &plan_;
+  std::set<FunctionId> seen_;
+  std::vector<Candidate> out_;
+};
+
+// The stopping rule on the ranking: the same top-k keys as the previous iteration's run,
+// neither run having dropped records (a run with drops saw only the start of some threads).
+bool top_k_unchanged(ws::Database &db, const ws::RunRow &run, int iteration, int k,
+                     const std::vector<std::string> &keys) {
+  if (iteration == 0 || run.dropped > 0)
+    return false;
+  auto prev = ws::latest_run(db, iteration - 1);
+  if (!prev || prev->dropped > 0)
+    return false;
+  std::set<std::string> a, b(keys.begin(), keys.end());
+  for (const auto &f : ws::top_factors(db, prev->id, k))
+    a.insert(f.key);
+  return a == b && !a.empty();
+}
+
+} // namespace
+
+ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
+  ExpandResult er;
+  er.next_iteration = iteration + 1;
+  ws::RunRow run = require_run(db, iteration);
+  const int k = std::max(1, opt.k);
+  for (const auto &f : ws::top_factors(db, run.id, k))
+    er.top_keys.push_back(f.key);
+  if (top_k_unchanged(db, run, iteration, k, er.top_keys)) {
+    er.stop = true;
+    er.reason = "top-k unchanged";
+    return er;
+  }
+  if (iteration + 1 >= opt.max_iterations) {
+    er.stop = true;
+    er.reason = "iteration budget reached";
+    return er;
+  }
+  std::vector<ws::PlanRow> plan = ws::read_plan(db, iteration);
+  std::set<FunctionId> planned;
+  for (const auto &r : plan)
+    planned.insert(r.function);
+  RunView view = run_view(db, run);
+  CostModel cost(db, run, plan);
+
+  // Candidates, factor by factor: the k best-ranked factors that still have something to
+  // add (a high-level function that stays on top gives its place to the next), looking at
+  // most 4k ranks deep; within a factor, what took longest on the critical path first.
+  Expansion ex(db, view, cost, planned);
+  std::vector<Candidate> candidates;
+  std::set<int> protected_nodes;
+  int expanded_factors = 0;
+  for (const auto &f : ws::top_factors(db, run.id, 4 * k)) {
+    if (expanded_factors == k)
+      break;
+    ex.add_side(f.a, f.a_body, f.key);
+    if (f.b >= 0)
+      ex.add_side(f.b, f.b_body, f.key);
+    auto got = ex.take();
+    if (got.empty())
+      continue;
+    ++expanded_factors;
+    protected_nodes.insert(f.a);
+    if (f.b >= 0)
+      protected_nodes.insert(f.b);
+    std::stable_sort(got.begin(), got.end(), [](const Candidate &x, const Candidate &y) {
+      return x.critical_ns > y.critical_ns;
+    });
+    candidates.insert(candidates.end(), got.begin(), got.end());
+  }
+  if (candidates.empty()) {
+    er.stop = true;
+    er.reason = "all top factors are leaves";
+    return er;
+  }
+
+  // The budget: the exploration share of the least perturbed mean latency, capped so that
+  // the longest stream stays within half the runtime's stream cap.
+  er.budget_records = budget_records(db, iteration, opt.budget, opt.budget.exploration);
+  er.measured_records = cost.records_per_interval();
+  if (cost.max_stream_records() > 0) {
+    double cap = 0.5 * static_cast<double>(opt.budget.stream_cap_records) /
+                 static_cast<double>(cost.max_stream_records()) * er.measured_records;
+    er.budget_records = std::min(er.budget_records, cap);
+  }
+
+  // Over budget already (the last plan cost more than predicted): drop the planned functions
+  // that carry least, most expensive first, keeping the roots and the chains of the top
+  // factors.
+  double predicted = er.measured_records;
+  std::set<FunctionId> keep = chain_functions(view, protected_nodes);
+  for (auto f : ws::annotated_functions(db))
+    keep.insert(f);
+  if (predicted > er.budget_records) {
+    auto contribution = place_contributions(db, run.id);
+    std::vector<std::pair<double, FunctionId>> trimmable;
+    for (const auto &r : plan) {
+      if (r.reason == ws::PlanReason::Root || keep.count(r.function))
+        continue;
+      double c = contribution.count(r.function) ? contribution[r.function] : 0;
+      // cost per unit of explained variance: cheap, important functions stay
+      double price = cost.function_records(r.function, false) / std::max(c, 1e-3);
+      trimmable.push_back({price, r.function});
+    }
+    std::sort(trimmable.rbegin(), trimmable.rend());
+    for (const auto &[price, f] : trimmable) {
+      if (predicted <= er.budget_records)
+        break;
+      double saved = cost.function_records(f, false);
+      if (saved <= 0)
+        continue;
+      predicted -= saved;
+      planned.erase(f);
+      er.trimmed.push_back(f);
+    }
+  }
+
+  // Admit candidates in order while the prediction fits.
+  std::vector<std::pair<FunctionId, std::string>> additions;
+  for (const auto &c : candidates) {
+    double p = cost.predict_records(c.function);
+    if (predicted + p > er.budget_records) {
+      Refusal r;
+      r.function = c.function;
+      auto row = ws::function_row(db, c.function);
+      r.name = row ? row->name : std::to_string(c.function);
+      r.records = p;
+      r.why = cost.calls(c.function) >= 0 ? "hot: timed at its call sites instead"
+                                          : "over the exploration budget";
+      er.refused.push_back(std::move(r));
+      continue;
+    }
+    predicted += p;
+    additions.push_back({c.function, c.factor});
+  }
+  er.predicted_records = predicted;
+  if (additions.empty()) {
+    er.stop = true;
+    er.reason = "probe budget spent (" + std::to_string(er.refused.size()) +
+                " candidate(s) would cost more than the exploration budget)";
+    return er;
+  }
+  std::vector<ws::PlanRow> next;
+  for (auto r : plan) {
+    if (!planned.count(r.function))
+      continue;
+    r.final = false; // expanding a final plan by hand: the next plan is not final
+    next.push_back(std::move(r));
+  }
+  for (const auto &[f, key] : additions) {
+    ws::PlanRow r;
+    r.function = f;
+    r.reason = ws::PlanReason::Expand;
+    r.factor = key;
+    next.push_back(std::move(r));
+    er.added.push_back(f);
+  }
+  ws::write_plan(db, iteration + 1, next);
+  er.reason = "expanded";
+  return er;
+}
+
+} // namespace vprof::planner

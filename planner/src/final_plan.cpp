@@ -1,0 +1,190 @@
+// The final plan: the answer's chain, then what carried variance, within the final budget
+// (docs/planner.md, "The final plan").
+#include "plan_common.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+
+namespace vprof::planner {
+namespace {
+
+bool carries(const ws::PlaceRow &p, double threshold) {
+  return std::abs(p.contribution) >= threshold || std::abs(p.share) >= threshold;
+}
+
+// Whether every defined callee of f was planned in `iteration`: only then is f's own place
+// its own work (before, its "self time" was the time of the plan's frontier below it).
+bool self_time_known(ws::Database &db, const std::set<FunctionId> &plan, FunctionId f) {
+  for (auto c : ws::defined_callees(db, f))
+    if (!plan.count(c))
+      return false;
+  return true;
+}
+
+std::set<FunctionId> plan_set(ws::Database &db, int iteration) {
+  std::set<FunctionId> out;
+  for (const auto &r : ws::read_plan(db, iteration))
+    out.insert(r.function);
+  return out;
+}
+
+// The function a place keeps in the plan: its own, or the one that calls or waits.
+FunctionId place_function(const ws::PlaceRow &p) {
+  return p.kind == ws::PlaceKind::Function ? p.function : p.holder;
+}
+
+// Prices functions from the newest run whose plan held them.
+class Prices {
+public:
+  Prices(ws::Database &db, const std::vector<ws::RunRow> &runs) : db_(db) {
+    for (auto it = runs.rbegin(); it != runs.rend(); ++it)
+      runs_.push_back(*it);
+  }
+  double final_records(FunctionId f) {
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      const CostModel &m = model(i);
+      if (m.measured(f))
+        return m.function_records(f, true);
+    }
+    return runs_.empty() ? 2 : model(0).predict_records(f);
+  }
+
+private:
+  const CostModel &model(std::size_t i) {
+    if (!models_[i]) {
+      auto plan = ws::read_plan(db_, runs_[i].iteration);
+      models_[i] = std::make_unique<CostModel>(db_, runs_[i], plan);
+    }
+    return *models_[i];
+  }
+  ws::Database &db_;
+  std::vector<ws::RunRow> runs_; // newest first
+  std::map<std::size_t, std::unique_ptr<CostModel>> models_;
+};
+
+} // namespace
+
+Answer deepest_answer(ws::Database &db, int iteration, double answer_share) {
+  Answer best;
+  double best_spec = -1;
+  for (const auto &run : ws::latest_runs_upto(db, iteration)) {
+    for (const auto &p : ws::places_of(db, run.id)) {
+      if (p.kind == ws::PlaceKind::Wait || p.contribution < answer_share)
+        continue;
+      // the run's answer: its best-ranked place that carries the threshold
+      bool deeper = p.specificity > best_spec ||
+                    (p.specificity == best_spec && p.contribution > best.contribution);
+      if (deeper) {
+        best_spec = p.specificity;
+        best.iteration = run.iteration;
+        best.key = p.key;
+        best.name = p.name;
+        best.contribution = p.contribution;
+        RunView view = run_view(db, run);
+        best.chain.clear();
+        auto chain = chain_functions(view, {p.node});
+        if (FunctionId f = place_function(p))
+          chain.insert(f);
+        for (auto f : chain)
+          if (auto row = ws::function_row(db, f); row && row->defined)
+            best.chain.push_back(f);
+      }
+      break;
+    }
+  }
+  std::sort(best.chain.begin(), best.chain.end());
+  best.chain.erase(std::unique(best.chain.begin(), best.chain.end()), best.chain.end());
+  return best;
+}
+
+FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt) {
+  FinalResult fr;
+  fr.next_iteration = iteration + 1;
+  require_run(db, iteration);
+  const auto runs = ws::latest_runs_upto(db, iteration);
+  Prices prices(db, runs);
+  fr.budget_records = budget_records(db, iteration, opt.budget, opt.budget.final_share);
+
+  // What must stay: the annotated functions and the answer's chain.
+  std::map<FunctionId, ws::PlanRow> rows;
+  auto keep = [&](FunctionId f, ws::PlanReason reason, const std::string &factor) {
+    if (rows.count(f))
+      return false;
+    ws::PlanRow r;
+    r.function = f;
+    r.reason = reason;
+    r.factor = factor;
+    r.final = true;
+    rows[f] = r;
+    fr.predicted_records += prices.final_records(f);
+    return true;
+  };
+  std::map<FunctionId, ws::PlanRow> current;
+  for (const auto &r : ws::read_plan(db, iteration))
+    current[r.function] = r;
+  for (auto f : ws::annotated_functions(db))
+    keep(f, current.count(f) ? current[f].reason : ws::PlanReason::Root, "");
+  fr.answer = deepest_answer(db, iteration, opt.answer_share);
+  for (auto f : fr.answer.chain)
+    keep(f, current.count(f) ? current[f].reason : ws::PlanReason::Answer, fr.answer.key);
+
+  // Then what carried variance in any iteration, largest first, while the budget allows.
+  // A run where one outlier dominates Var(L) must not drop what the others showed.
+  std::map<FunctionId, std::pair<double, std::string>> wanted; // value, place key
+  for (const auto &run : runs) {
+    std::set<FunctionId> plan = plan_set(db, run.iteration);
+    for (const auto &p : ws::places_of(db, run.id)) {
+      if (!carries(p, opt.threshold))
+        continue;
+      FunctionId f = place_function(p);
+      if (!f || !current.count(f))
+        continue;
+      if (p.kind == ws::PlaceKind::Function && run.iteration != iteration &&
+          !self_time_known(db, plan, f))
+        continue;
+      double v = std::max(std::abs(p.contribution), std::abs(p.share));
+      if (v > wanted[f].first)
+        wanted[f] = {v, p.key};
+    }
+  }
+  std::vector<std::pair<double, FunctionId>> order;
+  for (const auto &[f, w] : wanted)
+    order.push_back({w.first, f});
+  std::sort(order.rbegin(), order.rend());
+  for (const auto &[v, f] : order) {
+    if (rows.count(f))
+      continue;
+    double cost = prices.final_records(f);
+    if (fr.predicted_records + cost > fr.budget_records) {
+      Refusal r;
+      r.function = f;
+      auto row = ws::function_row(db, f);
+      r.name = row ? row->name : std::to_string(f);
+      r.records = cost;
+      r.why = "its probes would pass the final budget";
+      fr.dropped_for_cost.push_back(std::move(r));
+      continue;
+    }
+    keep(f, current[f].reason, current[f].factor);
+  }
+
+  for (const auto &[f, r] : current)
+    fr.dropped += rows.count(f) ? 0 : 1;
+  fr.kept = rows.size();
+  // the same functions as the last plan: nothing to measure again
+  bool same = rows.size() == current.size();
+  for (const auto &[f, r] : rows)
+    same = same && current.count(f);
+  if (same)
+    return fr;
+  std::vector<ws::PlanRow> out;
+  for (auto &[f, r] : rows)
+    out.push_back(std::move(r));
+  ws::write_plan(db, iteration + 1, out);
+  fr.written = true;
+  return fr;
+}
+
+} // namespace vprof::planner

@@ -1,0 +1,35 @@
+// Internal: what expansion and the final plan share — a run's tree as typed rows with its
+// children and critical-path times, the budget, and the chain of functions above a node.
+#pragma once
+
+#include "vprof/planner.hpp"
+
+#include <set>
+#include <unordered_map>
+
+namespace vprof::planner {
+
+struct RunView {
+  std::vector<ws::NodeRow> tree;
+  std::vector<std::vector<int>> children;
+  // the time each function spent on the critical path per interval, summed over its nodes
+  std::unordered_map<FunctionId, double> critical_ns;
+};
+RunView run_view(ws::Database &db, const ws::RunRow &run);
+
+// The newest run of `iteration`, or PlanError.
+ws::RunRow require_run(ws::Database &db, int iteration);
+
+// Records per interval a plan may cost: `share` of the least perturbed mean interval
+// latency of the runs up to `iteration`, at `budget.record_ns` per record.
+double budget_records(ws::Database &db, int iteration, const Budget &budget, double share);
+
+// The functions of the nodes and of all their ancestors (the waker's frames above a node
+// below a wait included).
+std::set<FunctionId> chain_functions(const RunView &view, const std::set<int> &nodes);
+
+// The largest |contribution| or |share| of a place held by each function in one run: its own
+// place, the outside calls it makes and the waits in it.
+std::unordered_map<FunctionId, double> place_contributions(ws::Database &db, ws::RunId run);
+
+} // namespace vprof::planner

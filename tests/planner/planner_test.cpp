@@ -1,0 +1,258 @@
+// Tests of vprof::planner over a hand-made workspace: one analysed run whose call counts
+// (site_calls) make one callee hot and one cheap, so that the budget decides.
+#include "vprof/planner.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <unistd.h>
+
+namespace fs = std::filesystem;
+namespace pl = vprof::planner;
+namespace ws = vprof::ws;
+
+namespace {
+
+// serve (1, annotated) -> work (2) -> hot (3), cheap (4). Plan 0 = serve, work. The run:
+// 100 intervals of `mean_ns`; per interval serve and work run once, hot 1000 times, cheap
+// once. `hot_share` and `cheap_share` are the places' contributions.
+struct Workspace {
+  fs::path dir;
+  std::unique_ptr<ws::Database> db;
+
+  explicit Workspace(const std::string &name) {
+    dir = fs::temp_directory_path() / ("vprof-planner-" + std::to_string(getpid()) + "-" + name);
+    fs::remove_all(dir);
+    db = std::make_unique<ws::Database>(dir / "vprof.db");
+    db->exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+             "(1,'serve','serve',1,2,1),(2,'work','work',1,1,0),(3,'hot','hot',1,0,0),"
+             "(4,'cheap','cheap',1,0,0);"
+             "INSERT INTO calls VALUES (1,2,'direct','/s/a.c',5,3),(2,3,'direct','/s/a.c',9,3),"
+             "(2,4,'direct','/s/a.c',10,3);"
+             "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+             "(1,'body',1,NULL,NULL,'/s/a.c',4,1),(2,'call',1,2,'work','/s/a.c',5,3),"
+             "(3,'body',2,NULL,NULL,'/s/a.c',8,1),(4,'call',2,3,'hot','/s/a.c',9,3),"
+             "(5,'call',2,4,'cheap','/s/a.c',10,3),(6,'body',3,NULL,NULL,'/s/a.c',20,1),"
+             "(7,'body',4,NULL,NULL,'/s/a.c',30,1);"
+             "INSERT INTO plans(iteration, function, reason) VALUES (0,1,'root'),(0,2,'depth');");
+  }
+  ~Workspace() { fs::remove_all(dir); }
+
+  // One analysed run of `iteration`; `counts` are ENTERs per site over 100 intervals.
+  ws::RunId run(int iteration, double mean_ns, const std::vector<std::pair<int, int>> &counts,
+                std::uint64_t max_stream = 0, double hot_share = 0.5, double cheap_share = 0.2) {
+    std::uint64_t records = 0;
+    for (auto [site, n] : counts)
+      records += 2 * static_cast<std::uint64_t>(n);
+    db->prepare("INSERT INTO analysis_runs(iteration, trace_dir, records, streams, processes, "
+                "dropped, intervals, intervals_unfinished, wake_edges, root_height, "
+                "ticks_per_second, max_residual, max_stream_records) VALUES "
+                "(?, '/t', ?, 1, 1, 0, 100, 0, 0, 2, 1e9, 0, ?)")
+        .bind(1, iteration)
+        .bind(2, static_cast<std::int64_t>(records))
+        .bind(3, static_cast<std::int64_t>(max_stream))
+        .run();
+    ws::RunId id = db->last_insert_rowid();
+    auto stats = db->prepare("INSERT INTO interval_stats(run, label, count, mean_ns) VALUES "
+                             "(?, '', 100, ?)");
+    stats.bind(1, id).bind(2, mean_ns).run();
+    std::vector<ws::SiteCalls> calls;
+    for (auto [site, n] : counts)
+      calls.push_back({site, static_cast<std::uint64_t>(n)});
+    ws::store_site_calls(*db, id, calls);
+    // the tree: serve > work (call) > work body > hot (call), cheap (call)
+    auto node = db->prepare("INSERT INTO tree_nodes(run, label, node, parent, path, kind, site, "
+                            "function, name, mean_ns, expanded) VALUES (?, '', ?, ?, ?, ?, ?, ?, "
+                            "?, ?, 0)");
+    struct N {
+      int node, parent;
+      const char *path, *kind;
+      int site, function;
+      const char *name;
+      double mean;
+    };
+    for (const N &n : {N{0, -1, "/", "root", 0, 0, "(interval)", mean_ns},
+                       N{1, 0, "/s1", "site", 1, 1, "serve", mean_ns},
+                       N{2, 1, "/s1/s2", "site", 2, 2, "work", mean_ns * 0.9},
+                       N{3, 2, "/s1/s2/s3", "site", 3, 2, "work", mean_ns * 0.9},
+                       N{4, 3, "/s1/s2/s3/s4", "site", 4, 3, "hot", mean_ns * 0.5},
+                       N{5, 3, "/s1/s2/s3/s5", "site", 5, 4, "cheap", mean_ns * 0.01}}) {
+      node.bind(1, id).bind(2, n.node);
+      if (n.parent < 0)
+        node.bind_null(3);
+      else
+        node.bind(3, n.parent);
+      node.bind(4, n.path).bind(5, n.kind);
+      if (n.site)
+        node.bind(6, n.site).bind(7, n.function);
+      else
+        node.bind_null(6).bind_null(7);
+      node.bind(8, n.name).bind(9, n.mean).run();
+    }
+    db->prepare("INSERT INTO factors(run, label, rank, key, kind, parent, a, a_body, name, "
+                "term_ns2, share, specificity, score, leaf) VALUES (?, '', 1, 'var:/s1/s2', "
+                "'var', 1, 2, 0, 'Var work', 1, 0.9, 1, 0.9, 0)")
+        .bind(1, id)
+        .run();
+    auto place = db->prepare("INSERT INTO places(run, label, rank, key, name, function, "
+                             "contexts, mean_ns, var_ns2, share, contribution, specificity, "
+                             "score, waker, via, place_kind, node) VALUES (?, '', ?, ?, ?, ?, 1, "
+                             "0, 0, ?, ?, ?, 0, 0, '', 'function', ?)");
+    // cheap ranks first (its contribution makes it the answer), hot second
+    place.bind(1, id).bind(2, 1).bind(3, "f:4").bind(4, "cheap").bind(5, 4);
+    place.bind(6, cheap_share).bind(7, cheap_share).bind(8, 4.0).bind(9, 5).run();
+    place.bind(1, id).bind(2, 2).bind(3, "f:3").bind(4, "hot").bind(5, 3);
+    place.bind(6, hot_share).bind(7, 0.05).bind(8, 4.0).bind(9, 4).run();
+    return id;
+  }
+};
+
+pl::ExpandOptions options(double exploration = 0.10) {
+  pl::ExpandOptions o;
+  o.k = 1;
+  o.max_iterations = 8;
+  o.budget.exploration = exploration;
+  o.budget.record_ns = 25;
+  return o;
+}
+
+std::vector<std::int64_t> plan_of(ws::Database &db, int iteration) {
+  std::vector<std::int64_t> out;
+  for (const auto &r : ws::read_plan(db, iteration))
+    out.push_back(r.function);
+  return out;
+}
+
+// serve once, work once, hot 1000 times, cheap once per interval (100 intervals)
+const std::vector<std::pair<int, int>> kCounts = {
+    {1, 100}, {2, 100}, {3, 100}, {4, 100000}, {5, 100}};
+
+} // namespace
+
+TEST(CostModel, CountsPerIntervalFromTheRunsSiteCalls) {
+  Workspace w("cost");
+  w.run(0, 1e6, kCounts);
+  auto run = ws::latest_run(*w.db, 0);
+  ASSERT_TRUE(run);
+  pl::CostModel m(*w.db, *run, ws::read_plan(*w.db, 0));
+  EXPECT_DOUBLE_EQ(m.records_per_interval(), 2008.0);
+  EXPECT_DOUBLE_EQ(m.calls(3), 1000.0); // hot: from work's call site
+  EXPECT_DOUBLE_EQ(m.calls(4), 1.0);
+  EXPECT_DOUBLE_EQ(m.calls(99), -1.0); // seen by no probe
+  EXPECT_TRUE(m.measured(2));
+  EXPECT_FALSE(m.measured(3));
+  // work: its body (2 records) and its two call sites (2000 + 2)
+  EXPECT_DOUBLE_EQ(m.function_records(2, false), 2004.0);
+  // a final plan leaves calls of the program's own functions unprobed
+  EXPECT_DOUBLE_EQ(m.function_records(2, true), 2.0);
+  EXPECT_DOUBLE_EQ(m.predict_records(3), 2000.0); // 2 per call, no call sites inside
+  EXPECT_DOUBLE_EQ(m.predict_records(4), 2.0);
+}
+
+// Within the budget (10 % of 1 ms = 4000 records at 25 ns) the cheap callee joins the plan;
+// the hot one would pass it and stays timed at its call site.
+TEST(Expand, AHotCalleeStaysAtItsCallSite) {
+  Workspace w("hot");
+  w.run(0, 1e6, kCounts);
+  auto e = pl::expand(*w.db, 0, options());
+  ASSERT_FALSE(e.stop) << e.reason;
+  EXPECT_EQ(e.added, (std::vector<std::int64_t>{4}));
+  ASSERT_EQ(e.refused.size(), 1u);
+  EXPECT_EQ(e.refused[0].function, 3);
+  EXPECT_NE(e.refused[0].why.find("call site"), std::string::npos);
+  EXPECT_DOUBLE_EQ(e.budget_records, 4000.0);
+  EXPECT_DOUBLE_EQ(e.predicted_records, 2010.0);
+  EXPECT_EQ(plan_of(*w.db, 1), (std::vector<std::int64_t>{1, 2, 4}));
+  // ten times the latency: both fit
+  Workspace roomy("roomy");
+  roomy.run(0, 1e7, kCounts);
+  auto r = pl::expand(*roomy.db, 0, options());
+  auto added = r.added;
+  std::sort(added.begin(), added.end());
+  EXPECT_EQ(added, (std::vector<std::int64_t>{3, 4}));
+}
+
+// No plan may overflow the stream cap: with the longest stream at 40 % of the cap, the
+// budget is what keeps it under half, whatever the latency allows.
+TEST(Expand, TheStreamCapBoundsThePlan) {
+  Workspace w("cap");
+  pl::ExpandOptions o = options();
+  o.budget.stream_cap_records = 1'000'000;
+  w.run(0, 1e8, kCounts, 400'000); // 10 % of 100 ms: 400,000 records
+  auto e = pl::expand(*w.db, 0, o);
+  ASSERT_FALSE(e.stop) << e.reason;
+  EXPECT_NEAR(e.budget_records, 2008.0 * 0.5 / 0.4, 1e-6);
+  EXPECT_EQ(e.added, (std::vector<std::int64_t>{4})) << "hot would pass half the cap";
+}
+
+// A run that cost more than the budget allows stops the expansion with the reason, and
+// nothing is written.
+TEST(Expand, NothingFitsStopsWithTheReason) {
+  Workspace w("spent");
+  w.run(0, 4e5, kCounts); // budget 1600 records < the 2008 measured
+  auto e = pl::expand(*w.db, 0, options());
+  EXPECT_TRUE(e.stop);
+  EXPECT_NE(e.reason.find("probe budget spent"), std::string::npos) << e.reason;
+  EXPECT_TRUE(ws::read_plan(*w.db, 1).empty());
+  EXPECT_THROW(pl::expand(*w.db, 3, options()), pl::PlanError);
+}
+
+// The final plan keeps the answer's chain whatever it costs, then what carried variance
+// within the final budget: hot (share 0.5) costs 2000 records, past 2 % of 1 ms (800).
+TEST(FinalPlan, KeepsTheAnswersChainAndDropsWhatTheBudgetCannotPay) {
+  Workspace w("final");
+  w.db->exec("INSERT INTO plans(iteration, function, reason, factor) VALUES "
+             "(1,1,'root',NULL),(1,2,'depth',NULL),(1,3,'expand','var:/s1/s2'),"
+             "(1,4,'expand','var:/s1/s2')");
+  w.run(0, 1e6, kCounts);
+  auto counts = kCounts;
+  counts.push_back({6, 100000});
+  counts.push_back({7, 100});
+  w.run(1, 1e6, counts);
+  pl::FinalOptions o;
+  o.threshold = 0.01;
+  auto fr = pl::final_plan(*w.db, 1, o);
+  ASSERT_TRUE(fr.written);
+  EXPECT_EQ(fr.answer.key, "f:4");
+  EXPECT_EQ(fr.answer.chain, (std::vector<std::int64_t>{1, 2, 4}));
+  EXPECT_EQ(plan_of(*w.db, 2), (std::vector<std::int64_t>{1, 2, 4}));
+  ASSERT_EQ(fr.dropped_for_cost.size(), 1u);
+  EXPECT_EQ(fr.dropped_for_cost[0].function, 3);
+  EXPECT_TRUE(ws::is_final_plan(*w.db, 2));
+  // with room for it, hot stays too
+  Workspace roomy("final-roomy");
+  roomy.db->exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),"
+                 "(1,2,'depth'),(1,3,'expand'),(1,4,'expand')");
+  roomy.run(1, 1e8, counts);
+  auto all = pl::final_plan(*roomy.db, 1, o);
+  EXPECT_FALSE(all.written) << "nothing to drop";
+  EXPECT_TRUE(all.dropped_for_cost.empty());
+}
+
+// The deepest answer wins over a shallower one of a later iteration, and a place below
+// answer_share is no answer.
+TEST(FinalPlan, TheDeepestAnswerOfAnyIteration) {
+  Workspace w("deepest");
+  w.run(0, 1e6, kCounts, 0, 0.5, 0.6);
+  w.db->exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth')");
+  ws::RunId later = w.run(1, 1e6, kCounts, 0, 0.5, 0.05); // cheap no longer an answer
+  w.db->prepare("UPDATE places SET contribution = 0.7, specificity = 1 WHERE run = ? AND "
+                "key = 'f:3'")
+      .bind(1, later)
+      .run();
+  // run 0's answer is cheap (0.6, specificity 4), run 1's hot (0.7, specificity 1)
+  auto a = pl::deepest_answer(*w.db, 1, 0.10);
+  EXPECT_EQ(a.iteration, 0);
+  EXPECT_EQ(a.key, "f:4");
+  EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 4}));
+  // run 1's answer made the deeper one
+  w.db->prepare("UPDATE places SET specificity = 9 WHERE run = ? AND key = 'f:3'")
+      .bind(1, later)
+      .run();
+  a = pl::deepest_answer(*w.db, 1, 0.10);
+  EXPECT_EQ(a.iteration, 1);
+  EXPECT_EQ(a.key, "f:3");
+  EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 3}));
+  EXPECT_EQ(pl::deepest_answer(*w.db, 1, 0.8).iteration, -1) << "nothing carries 80 %";
+}
