@@ -523,8 +523,9 @@ void setup_expand(CLI::App &sub, Context &ctx) {
   add_loop_flags(sub, ctx);
   sub.add_option("--iteration", g_expand_iteration, "the analysed iteration (default: newest)");
   sub.footer("Adds the callees of the top-k factors' functions (for a wait factor: the waker's\n"
-             "functions) to the next plan. Exit 0 when a new plan was written, 1 when the\n"
-             "stopping rule holds (the reason is printed).");
+             "functions) to the next plan, as many as the probe budget allows: a hot callee\n"
+             "stays timed at its call sites (docs/planner.md). Exit 0 when a new plan was\n"
+             "written, 1 when the stopping rule holds (the reason is printed).");
 }
 
 // One line on what the budget did to an expansion.
@@ -575,10 +576,13 @@ void setup_loop(CLI::App &sub, Context &ctx) {
   add_loop_flags(sub, ctx);
   add_analyze_flags(sub, ctx);
   sub.footer("Repeats build -> run workload -> analyze -> expand without prompts until the\n"
-             "top-k factors are stable, every top factor is a leaf, or the iteration budget is\n"
-             "spent. Then the final plan keeps only the functions whose places reach --prune\n"
-             "of Var(L) (the others only cost probes) and one more run measures it (not counted\n"
-             "in the budget). Prints one progress line per step, then for all intervals the\n"
+             "top-k factors are stable, every top factor is a leaf, the probe budget admits\n"
+             "nothing more, or the iteration budget is spent; every plan stays within --budget\n"
+             "(probe cost per interval / mean latency). Then the final plan keeps the answer's\n"
+             "chain (the deepest place any iteration found) and, within --final-budget, the\n"
+             "functions whose places reach --prune of Var(L); one more run measures it (not\n"
+             "counted in the iteration budget). Prints one progress line per step, then for all "
+             "intervals the\n"
              "places (where the variance comes from), the waits and the top factors, one line\n"
              "per interval type, and the path of the whole report. Resumes from the\n"
              "workspace: an iteration already analysed is not run again.");
