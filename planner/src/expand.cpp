@@ -4,6 +4,7 @@
 #include "vprof/planner.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 namespace vprof::planner {
@@ -197,11 +198,10 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   // add (a high-level function that stays on top gives its place to the next), looking at
   // most 4k ranks deep; within a factor, what took longest on the critical path first.
   Expansion ex(db, view, cost, planned);
-  std::vector<Candidate> candidates;
+  std::vector<std::vector<Candidate>> per_factor;
   std::set<int> protected_nodes;
-  int expanded_factors = 0;
   for (const auto &f : ws::top_factors(db, run.id, 4 * k)) {
-    if (expanded_factors == k)
+    if (static_cast<int>(per_factor.size()) == k)
       break;
     ex.add_side(f.a, f.a_body, f.key);
     if (f.b >= 0)
@@ -209,14 +209,26 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     auto got = ex.take();
     if (got.empty())
       continue;
-    ++expanded_factors;
     protected_nodes.insert(f.a);
     if (f.b >= 0)
       protected_nodes.insert(f.b);
     std::stable_sort(got.begin(), got.end(), [](const Candidate &x, const Candidate &y) {
       return x.critical_ns > y.critical_ns;
     });
-    candidates.insert(candidates.end(), got.begin(), got.end());
+    per_factor.push_back(std::move(got));
+  }
+  // Taken in turns, one of each factor, so that the first factor's many callees do not
+  // spend the budget of the others.
+  std::vector<Candidate> candidates;
+  for (std::size_t i = 0;; ++i) {
+    bool any = false;
+    for (const auto &fc : per_factor)
+      if (i < fc.size()) {
+        candidates.push_back(fc[i]);
+        any = true;
+      }
+    if (!any)
+      break;
   }
   if (candidates.empty()) {
     er.stop = true;
@@ -233,15 +245,29 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
                  static_cast<double>(cost.max_stream_records()) * er.measured_records;
     er.budget_records = std::min(er.budget_records, cap);
   }
+  std::vector<double> price_of(candidates.size());
+  double wanted = 0;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    wanted += price_of[i] = cost.predict_records(candidates[i].function);
 
-  // Over budget already (the last plan cost more than predicted): drop the planned functions
-  // that carry least, most expensive first, keeping the roots and the chains of the top
-  // factors.
+  // Room: when the plan costs more than the budget, or the candidates do not fit, planned
+  // functions that carry nothing (no place of theirs reaches keep_share, on no chain of a
+  // place that does or of the factors being expanded) are dropped, the most expensive per
+  // unit of variance first, until everything fits or nothing is left to drop.
   double predicted = er.measured_records;
-  std::set<FunctionId> keep = chain_functions(view, protected_nodes);
-  for (auto f : ws::annotated_functions(db))
-    keep.insert(f);
-  if (predicted > er.budget_records) {
+  if (predicted + wanted > er.budget_records) {
+    std::set<FunctionId> keep = chain_functions(view, protected_nodes);
+    for (auto f : ws::annotated_functions(db))
+      keep.insert(f);
+    std::set<int> carrying;
+    for (const auto &p : ws::places_of(db, run.id))
+      if (std::max(std::abs(p.contribution), std::abs(p.share)) >= opt.keep_share) {
+        if (p.node >= 0)
+          carrying.insert(p.node);
+        keep.insert(p.kind == ws::PlaceKind::Function ? p.function : p.holder);
+      }
+    for (auto f : chain_functions(view, carrying))
+      keep.insert(f);
     auto contribution = place_contributions(db, run.id);
     std::vector<std::pair<double, FunctionId>> trimmable;
     for (const auto &r : plan) {
@@ -254,7 +280,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     }
     std::sort(trimmable.rbegin(), trimmable.rend());
     for (const auto &[price, f] : trimmable) {
-      if (predicted <= er.budget_records)
+      if (predicted + wanted <= er.budget_records)
         break;
       double saved = cost.function_records(f, false);
       if (saved <= 0)
@@ -267,16 +293,17 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
 
   // Admit candidates in order while the prediction fits.
   std::vector<std::pair<FunctionId, std::string>> additions;
-  for (const auto &c : candidates) {
-    double p = cost.predict_records(c.function);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate &c = candidates[i];
+    double p = price_of[i];
     if (predicted + p > er.budget_records) {
       Refusal r;
       r.function = c.function;
       auto row = ws::function_row(db, c.function);
       r.name = row ? row->name : std::to_string(c.function);
       r.records = p;
-      r.why = cost.calls(c.function) >= 0 ? "hot: timed at its call sites instead"
-                                          : "over the exploration budget";
+      r.why = p > 0.25 * er.budget_records ? "hot: timed at its call sites instead"
+                                           : "over the exploration budget";
       er.refused.push_back(std::move(r));
       continue;
     }

@@ -135,6 +135,35 @@ def vprof_tools(build_dir):
     return vprof
 
 
+def deepest_answer(db: sqlite3.Connection):
+    """The planner's answer rule, read back from the workspace: each analysed iteration's
+    best-ranked place (not a wait) carrying >= 10 % of Var(L); the deepest of them (highest
+    specificity, then the larger contribution). Returns (iteration, key, contribution)."""
+    best = None
+    for run, iteration in db.execute(
+            "SELECT MAX(id), iteration FROM analysis_runs GROUP BY iteration"):
+        row = db.execute(
+            "SELECT key, contribution, specificity FROM places WHERE run = ? AND label = '' "
+            "AND place_kind != 'wait' AND contribution >= 0.1 ORDER BY rank LIMIT 1",
+            (run,)).fetchone()
+        if row and (best is None or (row[2], row[1]) > (best[3], best[2])):
+            best = (iteration, row[0], row[1], row[2])
+    return best
+
+
+def assert_final_keeps_the_answer(db: sqlite3.Connection, final_run: int, name: str):
+    """The final plan's run still shows the deepest answer any iteration found, with at
+    least half the contribution it had there (the final plan keeps its chain)."""
+    best = deepest_answer(db)
+    assert best is not None, f"{name}: no iteration found a place with >= 10 % of Var(L)"
+    iteration, key, contribution, _ = best
+    row = db.execute("SELECT contribution FROM places WHERE run = ? AND label = '' AND key = ?",
+                     (final_run, key)).fetchone()
+    assert row is not None and row[0] >= 0.5 * contribution, (
+        f"{name}: the final run lost the answer of iteration {iteration} ({key}, "
+        f"{contribution:.3f}): {row}")
+
+
 def realised_the_plant(program, truth: dict) -> bool:
     """Whether the run realised its planted cause, by the program's own measurement (the
     bounds of test_programs.py, one-sided: more than planted is fine): the realised share
@@ -207,6 +236,8 @@ def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
     assert not [w for w in res["warnings"] if "without an open frame" in w], res["warnings"]
     assert named, (f"{name}: top factor does not name {program.cause} "
                    f"(truth share {truth['share']:.3f}):\n{table}")
+    if "final plan measured" in res["stop"]:
+        assert_final_keeps_the_answer(db, run, name)
     if program.known_issue and abs(top["share"] - ref) > TOLERANCE:
         pytest.xfail(f"{name}: share {top['share']:.3f} vs realised {ref:.3f}: known issue: "
                      f"{program.known_issue}")

@@ -256,3 +256,23 @@ TEST(FinalPlan, TheDeepestAnswerOfAnyIteration) {
   EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 3}));
   EXPECT_EQ(pl::deepest_answer(*w.db, 1, 0.8).iteration, -1) << "nothing carries 80 %";
 }
+
+// A planned function that carries nothing but costs 3000 records per interval is dropped to
+// make room; the functions on the chains of what carries variance stay.
+TEST(Expand, APlannedFunctionThatCarriesNothingMakesRoom) {
+  Workspace w("room");
+  w.db->exec("INSERT INTO functions(id, usr, name, defined, height) VALUES (5,'idle','idle',1,0);"
+             "INSERT INTO sites(id, kind, function, file, line, col) VALUES "
+             "(8,'body',5,'/s/a.c',40,1);"
+             "INSERT INTO plans(iteration, function, reason, factor) VALUES "
+             "(0,5,'expand','var:/old')");
+  auto counts = kCounts;
+  counts.push_back({8, 150000});
+  w.run(0, 1e6, counts); // 5008 records per interval against a budget of 4000
+  auto e = pl::expand(*w.db, 0, options());
+  ASSERT_FALSE(e.stop) << e.reason;
+  EXPECT_EQ(e.trimmed, (std::vector<std::int64_t>{5}));
+  EXPECT_EQ(e.added, (std::vector<std::int64_t>{4}));
+  EXPECT_DOUBLE_EQ(e.predicted_records, 2010.0);
+  EXPECT_EQ(plan_of(*w.db, 1), (std::vector<std::int64_t>{1, 2, 4}));
+}

@@ -89,6 +89,9 @@ struct ExpandOptions {
   int k = 3;
   int max_iterations = 8;
   Budget budget;
+  // Planned functions holding a place that reaches this share of Var(L) (or on the chain of
+  // one) are never dropped to make room for candidates.
+  double keep_share = 0.01;
 };
 
 // A function the budget kept out of the next plan (it stays timed at its call sites).
@@ -105,7 +108,7 @@ struct ExpandResult {
   int next_iteration = 0;
   std::vector<std::string> top_keys; // the top-k factor keys considered
   std::vector<FunctionId> added;     // functions added to plan next_iteration
-  std::vector<FunctionId> trimmed;   // functions of the last plan dropped to fit the budget
+  std::vector<FunctionId> trimmed;   // functions of the last plan dropped to make room
   std::vector<Refusal> refused;
   double budget_records = 0;    // per interval
   double measured_records = 0;  // the last run, per interval
@@ -113,13 +116,13 @@ struct ExpandResult {
 };
 // Reads the latest stored run of `iteration`, takes the k best-ranked factors that still
 // have something to add (at most 4k ranks deep) and writes plan `iteration + 1` = plan
-// `iteration` (trimmed to the budget when the run cost more) plus, for each factor, the
-// functions behind it and those of their callees that ran on the critical path (a wait
-// factor: the waker's functions), cheapest-to-explain first, as long as the predicted
-// records stay within the exploration budget. Stops (no plan written) when the top-k keys
-// equal those of the previous run (both without drops), when nothing is left to add,
-// when the budget admits nothing, or when iteration + 1 >= max_iterations. Throws
-// PlanError when the iteration has no stored run.
+// `iteration` plus, for each factor in turn, the functions behind it and those of their
+// callees that ran on the critical path (a wait factor: the waker's functions), as long as
+// the predicted records stay within the exploration budget; to make room, planned functions
+// that carry nothing are dropped. Stops (no plan written) when the top-k keys equal those
+// of the previous run (both without drops), when nothing is left to add, when the budget
+// admits nothing, or when iteration + 1 >= max_iterations. Throws PlanError when the
+// iteration has no stored run.
 ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt);
 
 // ---- the final plan -----------------------------------------------------------------
