@@ -535,6 +535,11 @@ std::string budget_line(const planner::ExpandResult &ex) {
                 "probes: %.0f records per interval measured, %.0f predicted, budget %.0f",
                 ex.measured_records, ex.predicted_records, ex.budget_records);
   std::string line = buf;
+  if (ex.calibration > 1.05) {
+    std::snprintf(buf, sizeof buf, " (estimates x%.1f: the last plan cost more than predicted)",
+                  ex.calibration);
+    line += buf;
+  }
   if (!ex.trimmed.empty())
     line += "; " + std::to_string(ex.trimmed.size()) + " costly function(s) dropped to fit";
   if (!ex.refused.empty())

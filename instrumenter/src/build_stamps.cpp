@@ -109,14 +109,13 @@ std::map<std::string, std::string> plan_stamps(ws::Database &db, int iteration) 
   std::map<std::string, std::uint64_t> hashes;
   const std::string seed = std::string(kRewriteVersion) + "|" + workspace_identity(db) + "|" +
                            (final_plan ? "final" : "explore");
-  auto st = db.prepare("SELECT f.file, f.id FROM plans p JOIN functions f ON f.id = p.function "
-                       "WHERE p.iteration = ? AND f.file IS NOT NULL ORDER BY f.file, f.id");
-  st.bind(1, static_cast<std::int64_t>(iteration));
-  while (st.step()) {
-    auto [it, fresh] = hashes.try_emplace(st.text(0), 0);
+  for (const auto &f : ws::planned_functions(db, iteration)) {
+    if (f.file.empty())
+      continue;
+    auto [it, fresh] = hashes.try_emplace(f.file, 0);
     if (fresh)
       it->second = fnv1a(0xcbf29ce484222325ull, seed);
-    it->second = fnv1a(it->second, std::to_string(st.int64(1)));
+    it->second = fnv1a(it->second, std::to_string(f.id));
   }
   std::map<std::string, std::string> out;
   for (const auto &[file, h] : hashes)

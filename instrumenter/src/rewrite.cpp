@@ -858,19 +858,12 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
       res.ok = true;
       return res;
     }
-    auto q = db.prepare("SELECT f.usr, f.id FROM plans p JOIN functions f ON f.id = p.function "
-                        "WHERE p.iteration = ?");
-    q.bind(1, iteration);
-    while (q.step())
-      st.planned[q.text(0)] = q.int64(1);
+    for (const auto &f : ws::planned_functions(db, iteration))
+      st.planned[f.usr] = f.id;
     st.final_plan = ws::is_final_plan(db, iteration);
-    if (st.final_plan) {
-      auto d = db.prepare("SELECT usr FROM functions WHERE defined = 1 AND id NOT IN "
-                          "(SELECT function FROM plans WHERE iteration = ?)");
-      d.bind(1, iteration);
-      while (d.step())
-        st.dropped.insert(d.text(0));
-    }
+    if (st.final_plan)
+      for (auto &usr : ws::unplanned_usrs(db, iteration))
+        st.dropped.insert(std::move(usr));
   } catch (const std::exception &e) {
     res.error = e.what();
     return res;

@@ -34,8 +34,9 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
       // a final plan keeps the probes of outside calls and of dispatching calls only
       if (targets.size() != 1 || targets.front().dispatch)
         kept += 2 * n;
+      // each call enters one target: a dispatching call's count is shared among them
       for (const auto &t : targets)
-        callee_calls_[t.function] += n;
+        callee_calls_[t.function] += n / static_cast<double>(targets.size());
     }
     body_calls_[row.function] = body;
     site_records_[row.function] = sites;

@@ -73,6 +73,26 @@ public:
     }
   }
 
+  // The candidates of a place: a function's callees, a wait's waker, a dispatching site's
+  // targets; a call of an outside function is a leaf.
+  void add_place(const ws::PlaceRow &p) {
+    switch (p.kind) {
+    case ws::PlaceKind::Function:
+      add_function(p.function, p.key);
+      break;
+    case ws::PlaceKind::Wait:
+      if (p.node >= 0)
+        add_waker(p.node, p.key);
+      break;
+    case ws::PlaceKind::Site:
+      if (p.node >= 0 && p.node < static_cast<int>(view_.tree.size()))
+        add_dispatch_targets(view_.tree[static_cast<std::size_t>(p.node)].site, p.key);
+      break;
+    case ws::PlaceKind::Call:
+      break;
+    }
+  }
+
   std::vector<Candidate> take() { return std::move(out_); }
   std::size_t size() const { return out_.size(); }
 
@@ -104,14 +124,13 @@ private:
         push(g, key);
   }
 
-  // A dispatching call with many candidate targets (an indirect call through a pointer
-  // matched by type) adds the targets seen on the critical path, or all of them when they
-  // are few.
+  // A dispatching call (virtual, or indirect through a pointer matched by type) adds its
+  // targets: those seen on the critical path first (they sort first by critical time), the
+  // others priced at their share of the call's count, so that the budget admits the many
+  // cheap ones and refuses the rest.
   void add_dispatch_targets(ws::SiteId site, const std::string &key) {
-    auto targets = ws::call_targets(db_, site);
-    for (const auto &t : targets)
-      if (targets.size() <= kFewTargets || view_.critical_ns.count(t.function))
-        add_function(t.function, key);
+    for (const auto &t : ws::call_targets(db_, site))
+      add_function(t.function, key);
   }
 
   // The waker's work is the whole subtree below a wait node: its top frames are usually
@@ -144,7 +163,6 @@ private:
       add_function(f, key);
   }
 
-  static constexpr std::size_t kFewTargets = 3;
   ws::Database &db_;
   const RunView &view_;
   const CostModel &cost_;
@@ -153,19 +171,49 @@ private:
   std::vector<Candidate> out_;
 };
 
-// The stopping rule on the ranking: the same top-k keys as the previous iteration's run,
-// neither run having dropped records (a run with drops saw only the start of some threads).
-bool top_k_unchanged(ws::Database &db, const ws::RunRow &run, int iteration, int k,
-                     const std::vector<std::string> &keys) {
+// The k best-ranked places that carry at least `share` of Var(L) (waits included).
+std::vector<ws::PlaceRow> top_places(ws::Database &db, ws::RunId run, int k, double share) {
+  std::vector<ws::PlaceRow> out;
+  for (auto &p : ws::places_of(db, run)) {
+    if (static_cast<int>(out.size()) == k)
+      break;
+    if (p.contribution >= share)
+      out.push_back(std::move(p));
+  }
+  return out;
+}
+
+// The keys the stopping rule compares: the top-k factors' and the top-k places'.
+std::set<std::string> top_keys(ws::Database &db, ws::RunId run, int k, double share) {
+  std::set<std::string> keys;
+  for (const auto &f : ws::top_factors(db, run, k))
+    keys.insert(f.key);
+  for (const auto &p : top_places(db, run, k, share))
+    keys.insert(p.key);
+  return keys;
+}
+
+// The stopping rule on the ranking: the same top-k factors and places as the previous
+// iteration's run, neither run having dropped records (a run with drops saw only the start
+// of some threads).
+bool top_k_unchanged(ws::Database &db, const ws::RunRow &run, int iteration, int k, double share) {
   if (iteration == 0 || run.dropped > 0)
     return false;
   auto prev = ws::latest_run(db, iteration - 1);
   if (!prev || prev->dropped > 0)
     return false;
-  std::set<std::string> a, b(keys.begin(), keys.end());
-  for (const auto &f : ws::top_factors(db, prev->id, k))
-    a.insert(f.key);
-  return a == b && !a.empty();
+  auto now = top_keys(db, run.id, k, share);
+  return !now.empty() && now == top_keys(db, prev->id, k, share);
+}
+
+// How far the prediction for this iteration's plan fell short of the run: (measured − kept)
+// / added, at least 1 (an overestimate is the safe side), at most 20. Probes inside a
+// newly planned function run once per call in the prediction; loops make it more.
+double shortfall(ws::Database &db, int iteration, double measured) {
+  auto pc = ws::plan_cost(db, iteration);
+  if (!pc || pc->added_records <= 0)
+    return 1;
+  return std::clamp((measured - pc->kept_records) / pc->added_records, 1.0, 20.0);
 }
 
 } // namespace
@@ -175,9 +223,9 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   er.next_iteration = iteration + 1;
   ws::RunRow run = require_run(db, iteration);
   const int k = std::max(1, opt.k);
-  for (const auto &f : ws::top_factors(db, run.id, k))
-    er.top_keys.push_back(f.key);
-  if (top_k_unchanged(db, run, iteration, k, er.top_keys)) {
+  for (const auto &key : top_keys(db, run.id, k, opt.keep_share))
+    er.top_keys.push_back(key);
+  if (top_k_unchanged(db, run, iteration, k, opt.keep_share)) {
     er.stop = true;
     er.reason = "top-k unchanged";
     return er;
@@ -194,14 +242,23 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   RunView view = run_view(db, run);
   CostModel cost(db, run, plan);
 
-  // Candidates, factor by factor: the k best-ranked factors that still have something to
-  // add (a high-level function that stays on top gives its place to the next), looking at
-  // most 4k ranks deep; within a factor, what took longest on the critical path first.
+  // Candidates, source by source: the k best-ranked factors and the k best-ranked places
+  // that still have something to add (a high-level function that stays on top gives its
+  // place to the next), looking at most 4k ranks deep; within a source, what took longest
+  // on the critical path first. Factors are VProfiler's rule; places add what the factors
+  // miss when nested frames of one chain fill the top ranks with the same time.
   Expansion ex(db, view, cost, planned);
   std::vector<std::vector<Candidate>> per_factor;
   std::set<int> protected_nodes;
+  auto took = [&](std::vector<Candidate> got) {
+    std::stable_sort(got.begin(), got.end(), [](const Candidate &x, const Candidate &y) {
+      return x.critical_ns > y.critical_ns;
+    });
+    per_factor.push_back(std::move(got));
+  };
+  int from_factors = 0, from_places = 0;
   for (const auto &f : ws::top_factors(db, run.id, 4 * k)) {
-    if (static_cast<int>(per_factor.size()) == k)
+    if (from_factors == k)
       break;
     ex.add_side(f.a, f.a_body, f.key);
     if (f.b >= 0)
@@ -209,15 +266,25 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     auto got = ex.take();
     if (got.empty())
       continue;
+    ++from_factors;
     protected_nodes.insert(f.a);
     if (f.b >= 0)
       protected_nodes.insert(f.b);
-    std::stable_sort(got.begin(), got.end(), [](const Candidate &x, const Candidate &y) {
-      return x.critical_ns > y.critical_ns;
-    });
-    per_factor.push_back(std::move(got));
+    took(std::move(got));
   }
-  // Taken in turns, one of each factor, so that the first factor's many callees do not
+  for (const auto &p : top_places(db, run.id, 4 * k, opt.keep_share)) {
+    if (from_places == k)
+      break;
+    ex.add_place(p);
+    auto got = ex.take();
+    if (got.empty())
+      continue;
+    ++from_places;
+    if (p.node >= 0)
+      protected_nodes.insert(p.node);
+    took(std::move(got));
+  }
+  // Taken in turns, one of each source, so that the first factor's many callees do not
   // spend the budget of the others.
   std::vector<Candidate> candidates;
   for (std::size_t i = 0;; ++i) {
@@ -245,10 +312,11 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
                  static_cast<double>(cost.max_stream_records()) * er.measured_records;
     er.budget_records = std::min(er.budget_records, cap);
   }
+  er.calibration = shortfall(db, iteration, er.measured_records);
   std::vector<double> price_of(candidates.size());
   double wanted = 0;
   for (std::size_t i = 0; i < candidates.size(); ++i)
-    wanted += price_of[i] = cost.predict_records(candidates[i].function);
+    wanted += price_of[i] = er.calibration * cost.predict_records(candidates[i].function);
 
   // Room: when the plan costs more than the budget, or the candidates do not fit, planned
   // functions that carry nothing (no place of theirs reaches keep_share, on no chain of a
@@ -292,6 +360,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   }
 
   // Admit candidates in order while the prediction fits.
+  const double kept = predicted;
   std::vector<std::pair<FunctionId, std::string>> additions;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const Candidate &c = candidates[i];
@@ -333,6 +402,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     er.added.push_back(f);
   }
   ws::write_plan(db, iteration + 1, next);
+  ws::write_plan_cost(db, {iteration + 1, kept, predicted - kept, er.budget_records});
   er.reason = "expanded";
   return er;
 }

@@ -276,3 +276,19 @@ TEST(Expand, APlannedFunctionThatCarriesNothingMakesRoom) {
   EXPECT_DOUBLE_EQ(e.predicted_records, 2010.0);
   EXPECT_EQ(plan_of(*w.db, 1), (std::vector<std::int64_t>{1, 2, 4}));
 }
+
+// The last prediction fell short (the plan was predicted at 1000 kept + 500 added records per
+// interval, the run measured 2008): new candidates are priced at twice their estimate.
+TEST(Expand, APredictionThatFellShortScalesTheNext) {
+  Workspace w("calibrate");
+  w.run(0, 1e6, kCounts);
+  ws::write_plan_cost(*w.db, {0, 1000, 500, 4000});
+  auto e = pl::expand(*w.db, 0, options());
+  ASSERT_FALSE(e.stop) << e.reason;
+  EXPECT_NEAR(e.calibration, (2008.0 - 1000) / 500, 1e-9);
+  EXPECT_NEAR(e.predicted_records, 2008 + 2 * e.calibration, 1e-9);
+  auto cost = ws::plan_cost(*w.db, 1);
+  ASSERT_TRUE(cost);
+  EXPECT_DOUBLE_EQ(cost->kept_records, 2008.0);
+  EXPECT_NEAR(cost->added_records, 2 * e.calibration, 1e-9);
+}

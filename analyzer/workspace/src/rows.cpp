@@ -221,6 +221,53 @@ void write_plan(Database &db, int iteration, const std::vector<PlanRow> &rows) {
 
 void delete_plans_after(Database &db, int iteration) {
   db.prepare("DELETE FROM plans WHERE iteration > ?").bind(1, iteration).run();
+  db.prepare("DELETE FROM plan_costs WHERE iteration > ?").bind(1, iteration).run();
+}
+
+void write_plan_cost(Database &db, const PlanCost &cost) {
+  db.prepare("INSERT OR REPLACE INTO plan_costs(iteration, kept_records, added_records, "
+             "budget_records) VALUES (?,?,?,?)")
+      .bind(1, cost.iteration)
+      .bind(2, cost.kept_records)
+      .bind(3, cost.added_records)
+      .bind(4, cost.budget_records)
+      .run();
+}
+
+std::optional<PlanCost> plan_cost(Database &db, int iteration) {
+  auto st = db.prepare("SELECT kept_records, added_records, budget_records FROM plan_costs "
+                       "WHERE iteration = ?");
+  st.bind(1, iteration);
+  if (!st.step())
+    return std::nullopt;
+  return PlanCost{iteration, st.real(0), st.real(1), st.real(2)};
+}
+
+std::vector<PlannedFunction> planned_functions(Database &db, int iteration) {
+  auto st = db.prepare("SELECT f.id, f.usr, COALESCE(f.file, '') FROM plans p JOIN functions f "
+                       "ON f.id = p.function WHERE p.iteration = ? ORDER BY f.file, f.id");
+  st.bind(1, iteration);
+  std::vector<PlannedFunction> out;
+  while (st.step())
+    out.push_back({st.int64(0), st.text(1), st.text(2)});
+  return out;
+}
+
+std::vector<std::string> unplanned_usrs(Database &db, int iteration) {
+  auto st = db.prepare("SELECT usr FROM functions WHERE defined = 1 AND id NOT IN "
+                       "(SELECT function FROM plans WHERE iteration = ?)");
+  st.bind(1, iteration);
+  std::vector<std::string> out;
+  while (st.step())
+    out.push_back(st.text(0));
+  return out;
+}
+
+bool file_has_plan(Database &db, const std::string &file, int iteration) {
+  auto st = db.prepare("SELECT 1 FROM plans p JOIN functions f ON f.id = p.function "
+                       "WHERE p.iteration = ? AND f.file = ? LIMIT 1");
+  st.bind(1, iteration).bind(2, file);
+  return st.step();
 }
 
 // ---- analysed runs ----------------------------------------------------------------

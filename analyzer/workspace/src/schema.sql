@@ -59,6 +59,16 @@ CREATE TABLE IF NOT EXISTS plans(
 );
 
 
+-- What the planner predicted a plan would cost, in records per interval: the part of the
+-- last plan it kept (measured) and what it added (predicted). The next run's measurement
+-- against it calibrates the next predictions (docs/planner.md, "Cost model").
+CREATE TABLE IF NOT EXISTS plan_costs(
+  iteration      INTEGER PRIMARY KEY,
+  kept_records   REAL NOT NULL,
+  added_records  REAL NOT NULL,
+  budget_records REAL NOT NULL
+);
+
 -- Analysis results, written by vprof::analyzer::store.
 -- Times in ns, variances in ns^2; shares are fractions of Var(L). docs/analyzer.md.
 

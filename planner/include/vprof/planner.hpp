@@ -113,6 +113,7 @@ struct ExpandResult {
   double budget_records = 0;    // per interval
   double measured_records = 0;  // the last run, per interval
   double predicted_records = 0; // the next plan, per interval
+  double calibration = 1;       // predictions scaled by the last one's shortfall (>= 1)
 };
 // Reads the latest stored run of `iteration`, takes the k best-ranked factors that still
 // have something to add (at most 4k ranks deep) and writes plan `iteration + 1` = plan

@@ -86,6 +86,27 @@ void write_plan(Database &db, int iteration, const std::vector<PlanRow> &rows);
 // Deletes every plan after `iteration` (a new history).
 void delete_plans_after(Database &db, int iteration);
 
+// The planner's prediction for a plan, records per interval.
+struct PlanCost {
+  int iteration = 0;
+  double kept_records = 0, added_records = 0, budget_records = 0;
+};
+void write_plan_cost(Database &db, const PlanCost &cost);
+std::optional<PlanCost> plan_cost(Database &db, int iteration);
+
+// A planned function as the instrumenter sees it: its USR and the file that defines it.
+struct PlannedFunction {
+  FunctionId id = 0;
+  std::string usr, file;
+};
+// The functions of a plan, ordered by file, then id.
+std::vector<PlannedFunction> planned_functions(Database &db, int iteration);
+// The USRs of the defined functions a plan leaves out (a final plan does not time calls of
+// them: their time stays in the caller's body).
+std::vector<std::string> unplanned_usrs(Database &db, int iteration);
+// Whether a plan holds a function defined in `file`.
+bool file_has_plan(Database &db, const std::string &file, int iteration);
+
 // ---- analysed runs ----------------------------------------------------------------
 
 struct RunRow {

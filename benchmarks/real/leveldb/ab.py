@@ -1,0 +1,67 @@
+#!/usr/bin/env python3
+"""A/B overhead of vprof's final plan on LevelDB: the plain db_bench against the vprof tree's
+as the loop left it (its last build is the final plan's), runs alternating, micros/op per
+run; prints the ratio with a 95 % interval (t over the paired runs).
+    ab.py [fillrandom|fillsync|stall] [--pairs 5]
+Run after run.sh with the same workload. The traced runs write into a temporary directory,
+removed after each run."""
+import argparse
+import os
+import pathlib
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = pathlib.Path(__file__).resolve().parent
+REPO = HERE.parent.parent.parent
+CACHE = pathlib.Path(os.environ.get("VPROF_REAL_CACHE", REPO / "build" / "real")) / "leveldb"
+sys.path.insert(0, str(HERE.parent / "postgres"))
+from ab import t95  # noqa: E402  (the same t table)
+
+
+def run(bench: pathlib.Path, what: str, traced: bool) -> float:
+    env = dict(os.environ)
+    tmp = None
+    if traced:
+        tmp = tempfile.mkdtemp(prefix="vprof-ab-")
+        env["VPROF_TRACE_DIR"] = tmp
+    else:
+        env.pop("VPROF_TRACE_DIR", None)
+    try:
+        out = subprocess.run([str(HERE / "workload.sh"), str(bench), what], env=env,
+                             capture_output=True, text=True, check=True).stdout
+    finally:
+        if tmp:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return float(re.search(r"([\d.]+) micros/op", out).group(1))
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("workload", nargs="?", default="fillrandom",
+                    choices=["fillrandom", "fillsync", "stall"])
+    ap.add_argument("--pairs", type=int, default=5)
+    a = ap.parse_args()
+    plain, final = CACHE / "plain" / "db_bench", CACHE / "vprof" / "db_bench"
+    for p in (plain, final):
+        if not p.exists():
+            sys.exit(f"ab.py: {p}: no build; run run.sh {a.workload} first")
+    ratios = []
+    for i in range(a.pairs):
+        order = [(plain, False), (final, True)] if i % 2 == 0 else [(final, True), (plain, False)]
+        got = {traced: run(bench, a.workload, traced) for bench, traced in order}
+        ratios.append(got[True] / got[False])
+        print(f"pair {i + 1}: plain {got[False]:.3f} micros/op, final plan {got[True]:.3f} "
+              f"({100 * (ratios[-1] - 1):+.1f} %)", flush=True)
+    m = statistics.mean(ratios)
+    h = t95(len(ratios) - 1) * statistics.stdev(ratios) / len(ratios) ** 0.5
+    print(f"final plan / plain, micros/op: {100 * (m - 1):+.1f} % [{100 * (m - h - 1):+.1f}, "
+          f"{100 * (m + h - 1):+.1f}] ({len(ratios)} pairs)")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
