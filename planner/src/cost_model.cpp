@@ -61,6 +61,17 @@ double CostModel::calls(FunctionId f) const {
   return -1;
 }
 
+double CostModel::self_calibration() const {
+  double measured = 0, predicted = 0;
+  for (const auto &[f, body] : body_calls_) {
+    if (body <= 0)
+      continue;
+    measured += function_records(f, false);
+    predicted += 2 * body * (1 + ws::call_sites_in(db_, f));
+  }
+  return predicted > 0 ? measured / predicted : 1;
+}
+
 double CostModel::predict_records(FunctionId f) const {
   double n = calls(f);
   if (n < 0)

@@ -206,14 +206,18 @@ bool top_k_unchanged(ws::Database &db, const ws::RunRow &run, int iteration, int
   return !now.empty() && now == top_keys(db, prev->id, k, share);
 }
 
-// How far the prediction for this iteration's plan fell short of the run: (measured − kept)
-// / added, at least 1 (an overestimate is the safe side), at most 20. Probes inside a
-// newly planned function run once per call in the prediction; loops make it more.
-double shortfall(ws::Database &db, int iteration, double measured) {
+// How far predictions fall short: probes inside a newly planned function run once per call
+// in the prediction, loops make it more. The larger of two measures: the prediction made
+// for this iteration's plan against the run ((measured − kept) / added), and the rule
+// applied to the functions this run measured; clamped to [1, 20]: an overestimate is the
+// safe side (PostgreSQL's executor nodes loop over tuples: 2.4 times the prediction).
+double calibration(ws::Database &db, int iteration, const CostModel &cost, double measured,
+                   double max_calibration) {
   auto pc = ws::plan_cost(db, iteration);
-  if (!pc || pc->added_records <= 0)
-    return 1;
-  return std::clamp((measured - pc->kept_records) / pc->added_records, 1.0, 20.0);
+  double shortfall =
+      pc && pc->added_records > 0 ? (measured - pc->kept_records) / pc->added_records : 1;
+  return std::clamp(std::max(shortfall, cost.self_calibration()), 1.0,
+                    std::max(1.0, max_calibration));
 }
 
 } // namespace
@@ -312,7 +316,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
                  static_cast<double>(cost.max_stream_records()) * er.measured_records;
     er.budget_records = std::min(er.budget_records, cap);
   }
-  er.calibration = shortfall(db, iteration, er.measured_records);
+  er.calibration = calibration(db, iteration, cost, er.measured_records, opt.max_calibration);
   std::vector<double> price_of(candidates.size());
   double wanted = 0;
   for (std::size_t i = 0; i < candidates.size(); ++i)

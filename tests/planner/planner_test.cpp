@@ -108,8 +108,11 @@ struct Workspace {
   }
 };
 
-pl::ExpandOptions options(double exploration = 0.10) {
+// The fixture's work loops over hot: its own calibration would scale every estimate by 20,
+// so the tests of the other rules turn calibration off.
+pl::ExpandOptions options(double exploration = 0.10, double max_calibration = 1) {
   pl::ExpandOptions o;
+  o.max_calibration = max_calibration;
   o.k = 1;
   o.max_iterations = 8;
   o.budget.exploration = exploration;
@@ -283,12 +286,28 @@ TEST(Expand, APredictionThatFellShortScalesTheNext) {
   Workspace w("calibrate");
   w.run(0, 1e6, kCounts);
   ws::write_plan_cost(*w.db, {0, 1000, 500, 4000});
-  auto e = pl::expand(*w.db, 0, options());
+  auto e = pl::expand(*w.db, 0, options(0.10, 1.5));
   ASSERT_FALSE(e.stop) << e.reason;
-  EXPECT_NEAR(e.calibration, (2008.0 - 1000) / 500, 1e-9);
+  EXPECT_NEAR(e.calibration, 1.5, 1e-9) << "(2008 - 1000) / 500 = 2.016, clamped";
   EXPECT_NEAR(e.predicted_records, 2008 + 2 * e.calibration, 1e-9);
   auto cost = ws::plan_cost(*w.db, 1);
   ASSERT_TRUE(cost);
   EXPECT_DOUBLE_EQ(cost->kept_records, 2008.0);
   EXPECT_NEAR(cost->added_records, 2 * e.calibration, 1e-9);
+}
+
+// Without a prediction to compare with (the first plan), the run's own functions calibrate:
+// work was predicted at 6 records (its body and two call sites once) and measured 2004 (its
+// loop calls hot 1000 times), so estimates are scaled by the clamp, 20.
+TEST(Expand, TheFirstPlansOwnFunctionsCalibrate) {
+  Workspace w("self");
+  w.run(0, 1e6, kCounts);
+  auto run = ws::latest_run(*w.db, 0);
+  pl::CostModel m(*w.db, *run, ws::read_plan(*w.db, 0));
+  EXPECT_NEAR(m.self_calibration(), (4.0 + 2004) / (4 + 6), 1e-9);
+  auto e = pl::expand(*w.db, 0, options(0.10, 20));
+  ASSERT_FALSE(e.stop) << e.reason;
+  EXPECT_DOUBLE_EQ(e.calibration, 20.0);
+  EXPECT_EQ(e.added, (std::vector<std::int64_t>{4}));
+  EXPECT_DOUBLE_EQ(e.predicted_records, 2008 + 2 * 20.0);
 }

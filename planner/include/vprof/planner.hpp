@@ -72,6 +72,10 @@ public:
   // per call for each of its static call sites (the next run measures the truth).
   double predict_records(FunctionId f) const;
   std::uint64_t max_stream_records() const { return max_stream_; }
+  // How the prediction rule fares on the functions this run measured: their measured records
+  // over what predict_records would have said for them (1 when nothing ran). Loops around
+  // call sites make it exceed 1; it scales the predictions of the candidates.
+  double self_calibration() const;
 
 private:
   ws::Database &db_;
@@ -92,6 +96,8 @@ struct ExpandOptions {
   // Planned functions holding a place that reaches this share of Var(L) (or on the chain of
   // one) are never dropped to make room for candidates.
   double keep_share = 0.01;
+  // Predictions are scaled by how far they fell short (at least 1, at most this; 1: never).
+  double max_calibration = 20;
 };
 
 // A function the budget kept out of the next plan (it stays timed at its call sites).
