@@ -117,6 +117,9 @@ std::map<std::string, std::string> plan_stamps(ws::Database &db, int iteration) 
       it->second = fnv1a(0xcbf29ce484222325ull, seed);
     it->second = fnv1a(it->second, std::to_string(f.id));
   }
+  // A file with marks and nothing planned: compiled by the wrapper (VPROF_ENABLE), unchanged.
+  for (const auto &file : ws::marked_files(db))
+    hashes.try_emplace(file, fnv1a(0xcbf29ce484222325ull, seed + "|marks"));
   std::map<std::string, std::string> out;
   for (const auto &[file, h] : hashes)
     out.emplace(file, hex(h));

@@ -57,6 +57,7 @@ struct TuGraph {
   std::vector<std::pair<std::string, std::string>> overrides; // base, override
   std::vector<IndirectCall> indirect_calls;
   std::vector<std::pair<std::string, std::string>> address_taken; // usr, type key
+  bool marked = false; // the TU calls vprof's annotations (marks)
 };
 
 // Type keys that match function pointers to functions (a string, comparable across TUs):
@@ -164,6 +165,8 @@ public:
       if (ii->getName().starts_with("vprof_interval_"))
         mark_annotated();
     if (vprof_header(sm_, callee->getLocation())) {
+      if (callee->getIdentifier() && callee->getName().starts_with("vprof_"))
+        g_.marked = true;
       // vprof::interval::end() works on behalf of the interval like the C calls.
       if (const auto *md = dyn_cast<CXXMethodDecl>(callee))
         if (annotation_guard(md->getParent()) && md->getIdentifier() && md->getName() == "end")
@@ -479,6 +482,7 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
   }
   wsdb.exec("DELETE FROM calls");
   wsdb.exec("UPDATE functions SET annotated = 0"); // recomputed from the sources
+  ws::clear_marked_files(wsdb);
   std::vector<Edge> vcalls;
   std::vector<IndirectCall> icalls;
   std::unordered_map<std::string, std::set<std::string>> taken; // type key -> USRs
@@ -497,6 +501,8 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
       continue;
     }
     store(wsdb, g, ids);
+    if (g.marked)
+      ws::add_marked_file(wsdb, detail::normal_path(c.file, c.directory));
     for (auto &e : g.virtual_calls)
       vcalls.push_back(std::move(e));
     for (auto &[b, d] : g.overrides)

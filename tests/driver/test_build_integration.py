@@ -242,3 +242,30 @@ def test_objects_instrumented_by_another_workspace_are_rebuilt(vprof, root, tmp_
     r = vp(vprof, p, "init", "--depth", "0")
     r = vp(vprof, p, "loop", "--iterations", "1", "--prune", "0")
     assert compiled(p, 0) == {"main.c"}, r.stderr
+
+
+# b.c marks a custom wake-up (PostgreSQL's SetLatch does): none of its functions is planned
+B_MARKED_C = '#include "work.h"\n#include <vprof/vprof.h>\n' + SPIN + r'''static int event;
+void leaf_b(int i) { spin_us(30 + i % 2); }
+void stage_b(int i) { leaf_b(i); VPROF_WAKE(&event); }
+'''
+
+
+def test_a_file_with_marks_is_rebuilt_through_the_wrapper(vprof, root, tmp_path):
+    """A file holding annotations but no planned function, compiled plainly by the user
+    (marks compiled to nothing), is rebuilt with the marks on; an unmarked unplanned file
+    (a.c) is not."""
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, b_source=B_MARKED_C,
+                     build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    vp(vprof, p, "init")  # depth 0: only serve (main.c) is planned
+    db = sqlite3.connect(p / ".vprof" / "vprof.db")
+    marked = {pathlib.Path(f).name for (f,) in db.execute("SELECT file FROM marked_files")}
+    assert marked == {"main.c", "b.c"}, marked
+    vp(vprof, p, "loop", "--prune", "0", "--iterations", "1")
+    assert compiled(p, 0) == {"main.c", "b.c"}, compiled(p, 0)
+    dump = subprocess.run([str(vprof), "-C", str(p), "dump", str(p / ".vprof" / "traces" /
+                                                               "iter-0")],
+                          capture_output=True, text=True)
+    assert dump.returncode == 0, dump.stderr[-2000:]
+    assert "WAKE" in dump.stdout, dump.stdout[-2000:]

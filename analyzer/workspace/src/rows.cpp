@@ -88,6 +88,20 @@ std::vector<FunctionId> most_called_functions(Database &db, int n) {
   return ids(std::move(st));
 }
 
+std::vector<std::string> marked_files(Database &db) {
+  auto st = db.prepare("SELECT file FROM marked_files ORDER BY file");
+  std::vector<std::string> out;
+  while (st.step())
+    out.push_back(st.text(0));
+  return out;
+}
+
+void add_marked_file(Database &db, const std::string &file) {
+  db.prepare("INSERT OR IGNORE INTO marked_files(file) VALUES (?)").bind(1, file).run();
+}
+
+void clear_marked_files(Database &db) { db.exec("DELETE FROM marked_files"); }
+
 // ---- sites ------------------------------------------------------------------------
 
 std::vector<SiteRow> sites_of(Database &db, FunctionId f) {

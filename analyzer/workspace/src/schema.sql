@@ -32,6 +32,14 @@ CREATE TABLE IF NOT EXISTS calls(
 CREATE INDEX IF NOT EXISTS calls_by_caller ON calls(caller);
 CREATE INDEX IF NOT EXISTS calls_by_callee ON calls(callee);
 
+-- Source files that contain vprof marks (interval, attach, hand-off, wait and wake
+-- annotations), written by the scan: the compiler wrapper builds them with VPROF_ENABLE
+-- whether or not a function of theirs is planned, and an object of one compiled without
+-- vprof is rebuilt (its marks would be missing from the trace).
+CREATE TABLE IF NOT EXISTS marked_files(
+  file TEXT PRIMARY KEY
+);
+
 -- Site table: the integers written into traces. A site keeps its id across
 -- iterations (same kind, function and source position => same id).
 CREATE TABLE IF NOT EXISTS sites(

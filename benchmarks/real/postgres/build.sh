@@ -22,10 +22,16 @@ if [ ! -f "$dir/config.status" ]; then
     CFLAGS="-O2 -g" CPPFLAGS="-I$repo/annotations/include" >"$dir/configure.log" 2>&1) ||
     { tail -20 "$dir/configure.log"; exit 1; }
 fi
-if [ ! -x "$dir/install/bin/postgres" ]; then
+# Built when missing; the plain tree again when the annotated source changed (the stamp of
+# fetch.sh). The vprof tree is rebuilt by `vprof loop` only: its objects hold probes and link
+# with the runtime through the wrappers.
+stale=0
+[ "$kind" = plain ] && ! cmp -s "$cache/src/.vprof-patched" "$dir/.vprof-built" && stale=1
+if [ ! -x "$dir/install/bin/postgres" ] || [ "$stale" = 1 ]; then
   echo "vprof: building PostgreSQL ($kind) under bear; a few minutes on 2 cores"
-  (cd "$dir" && bear --output "$dir/compile_commands.json" -- make -s -j"$(nproc)" >"$dir/build.log" 2>&1 &&
+  (cd "$dir" && bear --append --output "$dir/compile_commands.json" -- make -s -j"$(nproc)" >"$dir/build.log" 2>&1 &&
     make -s install >>"$dir/build.log" 2>&1) ||
     { tail -30 "$dir/build.log"; exit 1; }
+  cp "$cache/src/.vprof-patched" "$dir/.vprof-built"
 fi
 echo "vprof: PostgreSQL ($kind) in $dir"

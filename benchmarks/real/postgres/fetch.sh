@@ -24,7 +24,10 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-if [ -f "$src/.vprof-patched" ]; then
+# The stamp holds the patch's hash: a changed annotate.patch re-extracts the tree (the
+# builds then recompile what changed: tar keeps the release's mtimes).
+patch_id="$(sha256sum "$here/annotate.patch" | cut -c1-16)"
+if [ -f "$src/.vprof-patched" ] && [ "$(cat "$src/.vprof-patched")" = "$patch_id" ]; then
   exit 0
 fi
 bash "$here/../deb-src.sh"
@@ -40,5 +43,5 @@ rm -rf "$src" "$cache/postgresql-$upstream"
 tar xjf "$tarball" -C "$cache"
 mv "$cache/postgresql-$upstream" "$src"
 patch -s -d "$src" -p1 < "$here/annotate.patch"
-touch "$src/.vprof-patched"
+echo "$patch_id" >"$src/.vprof-patched"
 echo "vprof: PostgreSQL $upstream in $src, annotated"

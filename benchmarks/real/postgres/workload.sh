@@ -46,7 +46,10 @@ fsync = on
 CONF
   fresh=1
 fi
-pgctl() { "${as_user[@]}" env ${VPROF_TRACE_DIR:+VPROF_TRACE_DIR=$VPROF_TRACE_DIR} "$bin/pg_ctl" -D "$data" "$@"; }
+pgctl() {
+  "${as_user[@]}" env ${VPROF_TRACE_DIR:+VPROF_TRACE_DIR=$VPROF_TRACE_DIR} \
+    ${VPROF_MAX_THREAD_MB:+VPROF_MAX_THREAD_MB=$VPROF_MAX_THREAD_MB} "$bin/pg_ctl" -D "$data" "$@"
+}
 stop() { pgctl -m fast -w stop >/dev/null 2>&1 || true; }
 trap stop EXIT
 if [ -n "${fresh:-}" ]; then

@@ -38,6 +38,11 @@ std::vector<FunctionId> functions_named(Database &db, const std::string &name);
 // The n defined functions with the most call sites naming them.
 std::vector<FunctionId> most_called_functions(Database &db, int n);
 
+// Source files holding vprof marks (any annotation), absolute paths.
+std::vector<std::string> marked_files(Database &db);
+void add_marked_file(Database &db, const std::string &file);
+void clear_marked_files(Database &db);
+
 // ---- sites ------------------------------------------------------------------------
 
 struct SiteRow {
