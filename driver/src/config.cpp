@@ -31,7 +31,7 @@ const std::vector<ConfigKey> &config_keys() {
                  "pass it"},
       {"final_budget", "the same for the final plan (default 0.02)"},
       {"record_ns", "the cost of one trace record the budgets are counted in, in ns (default "
-                    "25: benchmarks/RESULTS.md)"},
+                    "40: benchmarks/RESULTS.md)"},
       {"keep_traces", "true: keep the trace of every iteration (default false: a loop keeps "
                       "the newest two analysed iterations' traces)"},
   };

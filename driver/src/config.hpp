@@ -42,7 +42,7 @@ struct Config {
   bool allow_fallback = false; // a planned file built uninstrumented only warns
   double budget = 0.10;        // exploration plans: probe cost per interval / mean latency
   double final_budget = 0.02;  // the final plan's
-  double record_ns = 25;       // the cost of one trace record the budgets are counted in
+  double record_ns = 40;       // the cost of one trace record the budgets are counted in
   bool keep_traces = false;    // keep the traces of every iteration (default: the last two)
 
   std::filesystem::path workspace_dir() const { return root / ".vprof"; }
