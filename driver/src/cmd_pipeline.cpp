@@ -575,6 +575,37 @@ int run_expand(Context &ctx) {
   return kExitOk;
 }
 
+// ---- vprof build ----------------------------------------------------------------
+
+int g_build_iteration = -1;
+
+void setup_build(CLI::App &sub, Context &ctx) {
+  add_loop_flags(sub, ctx);
+  sub.add_option("--iteration", g_build_iteration,
+                 "the plan to build (default: the newest, e.g. the final plan after a loop)");
+  sub.footer("Builds the program with the probes of one plan through the `build` command of\n"
+             "vprof.toml, as `vprof loop` does (objects compiled for another plan are rebuilt,\n"
+             "a planned file that could not be instrumented is an error), without running the\n"
+             "workload: for repeated measurements of a plan, or to compare plans side by side\n"
+             "(benchmarks/real/*/ab.py).");
+}
+
+int run_build(Context &ctx) {
+  auto db = open_workspace(ctx, false);
+  int it = g_build_iteration >= 0 ? g_build_iteration : require_plan(*db);
+  if (ws::plan_size(*db, it) == 0)
+    throw InputError("the workspace has no plan " + std::to_string(it));
+  Tools tools = find_tools();
+  std::optional<instr::CompileDb> cdb;
+  if (!ctx.cfg.compile_commands.empty())
+    cdb = load_compile_db(ctx);
+  ctx.progress("building plan " + std::to_string(it) + " (" +
+               std::to_string(ws::plan_size(*db, it)) + " planned function(s))");
+  build_iteration(ctx, tools, *db, cdb ? &*cdb : nullptr, it);
+  *ctx.out << "built plan " << it << "\n";
+  return kExitOk;
+}
+
 // ---- vprof loop -----------------------------------------------------------------
 
 void setup_loop(CLI::App &sub, Context &ctx) {
@@ -705,6 +736,8 @@ const std::vector<Command> &pipeline_commands() {
        run_analyze},
       {"report", "print the stored report of an analysed iteration", setup_report, run_report},
       {"expand", "add the top-k factors' callees to the next plan", setup_expand, run_expand},
+      {"build", "build the program with one plan's probes (default: the newest)", setup_build,
+       run_build},
       {"loop", "build, run, analyze, expand until the top factors are stable", setup_loop,
        run_loop},
   };

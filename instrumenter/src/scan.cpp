@@ -38,6 +38,7 @@ struct FnInfo {
 struct Edge {
   std::string caller, callee, kind, file;
   unsigned line, col;
+  bool in_loop = false; // inside a for/while/do loop of the caller (the cost model)
 };
 
 // A call through a function pointer (or member-function pointer): its candidate callees
@@ -47,6 +48,7 @@ struct IndirectCall {
   unsigned line, col;
   std::vector<std::string> keys;
   bool member = false; // through a pointer to member: overrides of the targets count too
+  bool in_loop = false;
 };
 
 // What one TU contributes.
@@ -81,6 +83,8 @@ std::string proto_key(const FunctionType *ft, const ASTContext &ctx, bool member
 }
 
 class GraphVisitor : public RecursiveASTVisitor<GraphVisitor> {
+  using Base = RecursiveASTVisitor<GraphVisitor>;
+
 public:
   GraphVisitor(ASTContext &ctx, TuGraph &g, const std::string &cwd)
       : ctx_(ctx), sm_(ctx.getSourceManager()), g_(g), paths_(sm_, cwd) {}
@@ -106,8 +110,30 @@ public:
     if (u.empty())
       return RecursiveASTVisitor::TraverseDecl(d);
     stack_.push_back(u);
+    int loops = std::exchange(loops_, 0); // a function's loops are its own
     bool ok = RecursiveASTVisitor::TraverseDecl(d);
+    loops_ = loops;
     stack_.pop_back();
+    return ok;
+  }
+
+  // Loop nesting, for the call edges' in_loop (docs/planner.md, "Cost model").
+  bool TraverseForStmt(ForStmt *st) {
+    return in_loop([&] { return Base::TraverseForStmt(st); });
+  }
+  bool TraverseWhileStmt(WhileStmt *st) {
+    return in_loop([&] { return Base::TraverseWhileStmt(st); });
+  }
+  bool TraverseDoStmt(DoStmt *st) {
+    return in_loop([&] { return Base::TraverseDoStmt(st); });
+  }
+  bool TraverseCXXForRangeStmt(CXXForRangeStmt *st) {
+    return in_loop([&] { return Base::TraverseCXXForRangeStmt(st); });
+  }
+  template <class F> bool in_loop(F &&traverse) {
+    ++loops_;
+    bool ok = traverse();
+    --loops_;
     return ok;
   }
 
@@ -120,7 +146,9 @@ public:
     if (!stack_.empty())
       add_edge("lambda", op, le->getBeginLoc());
     stack_.push_back(u);
+    int loops = std::exchange(loops_, 0);
     bool ok = RecursiveASTVisitor::TraverseLambdaExpr(le);
+    loops_ = loops;
     stack_.pop_back();
     return ok;
   }
@@ -306,6 +334,7 @@ private:
     ic.file = paths_.path(l);
     ic.line = sm_.getExpansionLineNumber(l);
     ic.col = sm_.getExpansionColumnNumber(l);
+    ic.in_loop = loops_ > 0;
     // The exact type; and, for C, the functions defined without a prototype returning the
     // same type (they may sit behind a prototyped pointer), or - for a pointer without a
     // prototype - every function returning that type.
@@ -345,14 +374,15 @@ private:
       return;
     SourceLocation l = sm_.getExpansionLoc(at);
     g_.edges.push_back({stack_.back(), cu, kind, paths_.path(l), sm_.getExpansionLineNumber(l),
-                        sm_.getExpansionColumnNumber(l)});
+                        sm_.getExpansionColumnNumber(l), loops_ > 0});
   }
 
   ASTContext &ctx_;
   const SourceManager &sm_;
   TuGraph &g_;
   detail::PathCache paths_;
-  std::vector<std::string> stack_;                      // USRs of the functions being walked
+  std::vector<std::string> stack_; // USRs of the functions being walked
+  int loops_ = 0;                  // loops around the current point of the innermost function
   std::unordered_set<const DeclRefExpr *> callee_refs_; // callees of calls by name
 };
 
@@ -402,14 +432,16 @@ void store(ws::Database &db, const TuGraph &g, std::unordered_map<std::string, s
       ids[usr] = up.int64(0);
     up.reset();
   }
-  auto ins = db.prepare(
-      "INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col) VALUES(?,?,?,?,?,?)");
+  auto ins =
+      db.prepare("INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col, in_loop) "
+                 "VALUES(?,?,?,?,?,?,?)");
   for (const Edge &e : g.edges) {
     auto a = ids.find(e.caller), b = ids.find(e.callee);
     if (a == ids.end() || b == ids.end())
       continue;
     ins.bind(1, a->second).bind(2, b->second).bind(3, e.kind).bind(4, e.file);
     ins.bind(5, static_cast<std::int64_t>(e.line)).bind(6, static_cast<std::int64_t>(e.col));
+    ins.bind(7, e.in_loop ? 1 : 0);
     ins.run();
   }
   tx.commit();
@@ -531,8 +563,8 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
   // A virtual call may reach every known override, in any TU.
   if (!vcalls.empty()) {
     ws::Transaction tx(wsdb);
-    auto ins = wsdb.prepare("INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col) "
-                            "VALUES(?,?,'virtual',?,?,?)");
+    auto ins = wsdb.prepare("INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col, "
+                            "in_loop) VALUES(?,?,'virtual',?,?,?,?)");
     for (const Edge &e : vcalls) {
       std::set<std::string> seen = overriders(e.callee);
       auto a = ids.find(e.caller);
@@ -542,7 +574,7 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
           continue;
         ins.bind(1, a->second).bind(2, b->second).bind(3, e.file);
         ins.bind(4, static_cast<std::int64_t>(e.line)).bind(5, static_cast<std::int64_t>(e.col));
-        ins.run();
+        ins.bind(6, e.in_loop ? 1 : 0).run();
       }
     }
     tx.commit();
@@ -558,8 +590,8 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
         defined.insert(st.int64(0));
     }
     ws::Transaction tx(wsdb);
-    auto ins = wsdb.prepare("INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col) "
-                            "VALUES(?,?,'indirect',?,?,?)");
+    auto ins = wsdb.prepare("INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col, "
+                            "in_loop) VALUES(?,?,'indirect',?,?,?,?)");
     for (const IndirectCall &c : icalls) {
       std::set<std::string> targets;
       for (const auto &k : c.keys)
@@ -578,7 +610,7 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
           continue;
         ins.bind(1, a->second).bind(2, b->second).bind(3, c.file);
         ins.bind(4, static_cast<std::int64_t>(c.line)).bind(5, static_cast<std::int64_t>(c.col));
-        ins.run();
+        ins.bind(6, c.in_loop ? 1 : 0).run();
       }
     }
     tx.commit();

@@ -42,6 +42,20 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
     site_records_[row.function] = sites;
     final_records_[row.function] = kept;
   }
+  // Loop trips: the call-site ENTERs of the measured functions beyond one per straight call
+  // site and call, over their calls times their call sites inside loops.
+  double extra = 0, looped = 0;
+  for (const auto &[f, body] : body_calls_) {
+    if (body <= 0)
+      continue;
+    auto c = ws::call_sites_in(db, f);
+    if (c.looped == 0)
+      continue;
+    extra += std::max(0.0, site_records_[f] / 2 - body * c.straight);
+    looped += body * c.looped;
+  }
+  if (looped > 0)
+    loop_trips_ = std::clamp(extra / looped, 1.0, 1000.0);
 }
 
 double CostModel::function_records(FunctionId f, bool final_form) const {
@@ -67,7 +81,8 @@ double CostModel::self_calibration() const {
     if (body <= 0)
       continue;
     measured += function_records(f, false);
-    predicted += 2 * body * (1 + ws::call_sites_in(db_, f));
+    auto c = ws::call_sites_in(db_, f);
+    predicted += 2 * body * (1 + c.straight + loop_trips_ * c.looped);
   }
   return predicted > 0 ? measured / predicted : 1;
 }
@@ -76,7 +91,8 @@ double CostModel::predict_records(FunctionId f) const {
   double n = calls(f);
   if (n < 0)
     n = 1; // no probe saw it: assume one call per interval, the next run measures it
-  return 2 * n * (1 + ws::call_sites_in(db_, f));
+  auto c = ws::call_sites_in(db_, f);
+  return 2 * n * (1 + c.straight + loop_trips_ * c.looped);
 }
 
 } // namespace vprof::planner

@@ -81,7 +81,8 @@ void condvar_workspace(vprof::ws::Database &db) {
           "(3,'pthread_cond_wait','pthread_cond_wait',0,0,0),(10,'helper','helper',1,2,0),"
           "(11,'compute','compute',1,1,0),(12,'spin','spin',1,0,0),"
           "(20,'pthread_cond_signal','pthread_cond_signal',0,0,0);"
-          "INSERT INTO calls VALUES (1,2,'direct','/s/q.c',5,3),(2,3,'direct','/s/q.c',9,3),"
+          "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
+          "(1,2,'direct','/s/q.c',5,3),(2,3,'direct','/s/q.c',9,3),"
           "(10,11,'direct','/s/q.c',20,3),(10,20,'direct','/s/q.c',21,3),"
           "(11,12,'direct','/s/q.c',30,3);"
           "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
@@ -98,7 +99,8 @@ void sync_block_workspace(vprof::ws::Database &db, bool noise) {
   db.exec(std::string("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
                       "(1,'serve','serve',1,2,1),(2,'sync_block','sync_block',1,1,0),"
                       "(3,'fsync','fsync',0,0,0),(4,'memset','memset',0,0,0);"
-                      "INSERT INTO calls VALUES (1,2,'direct','/s/a.c',5,3),"
+                      "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
+                      "(1,2,'direct','/s/a.c',5,3),"
                       "(2,3,'direct','/s/a.c',9,3),(2,4,'direct','/s/a.c',10,3);"
                       "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, "
                       "col) VALUES (1,'body',1,NULL,NULL,'/s/a.c',4,1),"
@@ -107,7 +109,8 @@ void sync_block_workspace(vprof::ws::Database &db, bool noise) {
                       "(5,'call',2,4,'memset','/s/a.c',10,3);") +
           (noise ? "INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
                    "(5,'noise','noise',1,0,0);"
-                   "INSERT INTO calls VALUES (1,5,'direct','/s/a.c',6,3);"
+                   "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
+                   "(1,5,'direct','/s/a.c',6,3);"
                    "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) "
                    "VALUES (6,'call',1,5,'noise','/s/a.c',6,3);"
                  : ""));
@@ -244,7 +247,8 @@ TEST(Ranking, ExpandFollowsCallEdgesOfTheCallSitePosition) {
           "(3,'sprite','acc::Sprite::render',1,1,0),(4,'circle','acc::Circle::render',1,0,0),"
           "(5,'blit','acc::blit',1,0,0),(6,'proc','acc::Batch::process',1,0,0),"
           "(7,'item','acc::Batch::item',1,0,0);"
-          "INSERT INTO calls VALUES (1,2,'virtual','/s/v.cpp',44,12),"
+          "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
+          "(1,2,'virtual','/s/v.cpp',44,12),"
           "(1,3,'virtual','/s/v.cpp',44,12),(1,4,'virtual','/s/v.cpp',44,12),"
           "(3,5,'direct','/s/v.cpp',20,3),(1,6,'member','/s/v.cpp',45,14),"
           "(1,7,'member','/s/v.cpp',45,30);"
@@ -487,7 +491,8 @@ TEST(Ranking, ANegligibleShareCannotOutrankALargeOneBySpecificity) {
   vprof::ws::Database db(dir / "vprof.db");
   db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
           "(1,'a','a',1,10,1),(2,'b','b',1,10,0),(3,'c','c',1,0,0);"
-          "INSERT INTO calls VALUES (1,2,'direct','/s/n.c',5,3),(1,3,'direct','/s/n.c',6,3);"
+          "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
+          "(1,2,'direct','/s/n.c',5,3),(1,3,'direct','/s/n.c',6,3);"
           "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
           "(1,'call',1,2,'b','/s/n.c',5,3),(2,'call',1,3,'c','/s/n.c',6,3);");
   auto top_name = [](const va::GroupResult &g) { return g.places.front().name; };

@@ -182,7 +182,8 @@ TEST(Variance, StoreAndExpandWithWorkspace) {
   db.exec(
       "INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
       "(1,'a','a',1,3,1),(2,'b','b',1,1,0),(3,'c','c',1,0,0),(4,'d','d',1,0,0),(5,'e','e',1,0,0);"
-      "INSERT INTO calls VALUES (1,2,'direct','f.c',1,1),(2,3,'direct','f.c',2,1),"
+      "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
+      "(1,2,'direct','f.c',1,1),(2,3,'direct','f.c',2,1),"
       "(2,4,'direct','f.c',3,1),(1,5,'direct','f.c',4,1);"
       "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
       "(1,'call',1,2,'b','/src/f.c',10,3),(2,'call',1,5,'e','/src/f.c',11,3);"
@@ -235,12 +236,13 @@ TEST(Variance, AllLeavesStops) {
     xs.push_back({10 + i, 4});
   auto tdir = two_children_trace("leaves-trace", xs);
   vprof::ws::Database db(dir / "vprof.db");
-  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
-          "(1,'a','a',1,1,1),(2,'b','b',1,0,0);"
-          "INSERT INTO calls VALUES (1,2,'direct','f.c',1,1);"
-          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
-          "(1,'call',1,2,'b','/src/f.c',10,3),(2,'call',1,2,'b','/src/f.c',11,3);"
-          "INSERT INTO plans(iteration, function, reason) VALUES (0,1,'root'),(0,2,'depth');");
+  db.exec(
+      "INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+      "(1,'a','a',1,1,1),(2,'b','b',1,0,0);"
+      "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES (1,2,'direct','f.c',1,1);"
+      "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+      "(1,'call',1,2,'b','/src/f.c',10,3),(2,'call',1,2,'b','/src/f.c',11,3);"
+      "INSERT INTO plans(iteration, function, reason) VALUES (0,1,'root'),(0,2,'depth');");
   auto res = va::analyze(tdir, &db, {});
   va::store(db, res, 0);
   auto e = vprof::testing::expand(db, 0, 2, 8);
@@ -359,7 +361,8 @@ TEST(Variance, ExpandFollowsTheWakerSubtree) {
   db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
           "(1,'txn','txn',1,3,1),(2,'lock','lock',0,0,0),(10,'serve','serve',1,2,0),"
           "(11,'work','work',1,1,0),(12,'deep','deep',1,0,0);"
-          "INSERT INTO calls VALUES (1,2,'direct','f.c',1,1),(10,11,'direct','f.c',2,1),"
+          "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
+          "(1,2,'direct','f.c',1,1),(10,11,'direct','f.c',2,1),"
           "(11,12,'direct','f.c',3,1);"
           "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
           "(1,'call',1,2,'lock','/src/f.c',10,3),(5,'body',10,NULL,NULL,'/src/f.c',20,1),"
@@ -392,7 +395,8 @@ TEST(Variance, ExpandSkipsTopFactorsWithNothingToAdd) {
   db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
           "(1,'a','a',1,3,1),(2,'b','b',1,1,0),(3,'c','c',1,0,0),(5,'e','e',1,1,0),"
           "(6,'f','f',1,0,0);"
-          "INSERT INTO calls VALUES (1,2,'direct','f.c',1,1),(2,3,'direct','f.c',2,1),"
+          "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
+          "(1,2,'direct','f.c',1,1),(2,3,'direct','f.c',2,1),"
           "(1,5,'direct','f.c',4,1),(5,6,'direct','f.c',5,1);"
           "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
           "(1,'call',1,2,'b','/src/f.c',10,3),(2,'call',1,5,'e','/src/f.c',11,3);"

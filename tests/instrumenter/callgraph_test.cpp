@@ -4,6 +4,7 @@
 // the rewriter's call-site rows (same file, line, column), which `expand` relies on.
 #include <vprof/instrumenter.hpp>
 #include <vprof/planner.hpp>
+#include <vprof/workspace_rows.hpp>
 
 #include <gtest/gtest.h>
 
@@ -326,3 +327,40 @@ TEST(Sites, LambdaCallSitesMatchTheScansEdges) {
 }
 
 } // namespace
+
+// The cost model needs to know which calls sit in loops: a call inside for/while/do (or a
+// range for) is marked in_loop, one after the loop, in a lambda defined inside a loop's
+// body, is not (a lambda's body is its own function); the counts per function split
+// accordingly. A file calling vprof's annotations is a marked file.
+TEST(Scan, CallsInsideLoopsAreMarked) {
+  Graph g;
+  g.add("/virtual/loops.cpp", "#include <vprof/vprof.h>\n"
+                              "int leaf(int i) { return i; }\n"
+                              "int once(int i) { return i + 1; }\n"
+                              "int sum(int n) {\n"
+                              "  int s = 0;\n"
+                              "  for (int i = 0; i < n; i++) s += leaf(i);\n"
+                              "  while (n-- > 0) { do { s += leaf(n); } while (0); }\n"
+                              "  for (int i = 0; i < 2; i++) { auto f = [] { return once(1); };\n"
+                              "    s += f(); }\n"
+                              "  VPROF_WAKE(&s);\n"
+                              "  return s + once(s);\n"
+                              "}\n");
+  g.scan();
+  EXPECT_EQ(g.scalar("SELECT COUNT(*) FROM calls c JOIN functions f ON f.id = c.caller "
+                     "WHERE f.name = 'sum' AND c.in_loop = 1"),
+            4) // leaf twice; the lambda (its definition's edge and the call f())
+      << "for, while, do";
+  EXPECT_EQ(g.scalar("SELECT in_loop FROM calls c JOIN functions f ON f.id = c.caller JOIN "
+                     "functions g ON g.id = c.callee WHERE f.name = 'sum' AND g.name = 'once'"),
+            0);
+  EXPECT_EQ(g.scalar("SELECT MAX(c.in_loop) FROM calls c JOIN functions f ON f.id = "
+                     "c.caller JOIN functions g ON g.id = c.callee WHERE g.name = 'once'"),
+            0)
+      << "the lambda's own call is outside any loop of the lambda";
+  auto sum = g.scalar("SELECT id FROM functions WHERE name = 'sum'");
+  auto c = ws::call_sites_in(g.db, sum);
+  EXPECT_EQ(c.looped, 4);
+  EXPECT_GE(c.straight, 1);
+  EXPECT_EQ(ws::marked_files(g.db), std::vector<std::string>{"/virtual/loops.cpp"});
+}

@@ -28,7 +28,8 @@ struct Workspace {
     db->exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
              "(1,'serve','serve',1,2,1),(2,'work','work',1,1,0),(3,'hot','hot',1,0,0),"
              "(4,'cheap','cheap',1,0,0);"
-             "INSERT INTO calls VALUES (1,2,'direct','/s/a.c',5,3),(2,3,'direct','/s/a.c',9,3),"
+             "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
+             "(1,2,'direct','/s/a.c',5,3),(2,3,'direct','/s/a.c',9,3),"
              "(2,4,'direct','/s/a.c',10,3);"
              "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
              "(1,'body',1,NULL,NULL,'/s/a.c',4,1),(2,'call',1,2,'work','/s/a.c',5,3),"
@@ -314,4 +315,27 @@ TEST(Expand, TheFirstPlansOwnFunctionsCalibrate) {
   EXPECT_DOUBLE_EQ(e.calibration, 20.0);
   EXPECT_EQ(e.added, (std::vector<std::int64_t>{4}));
   EXPECT_DOUBLE_EQ(e.predicted_records, 2008 + 2 * 20.0);
+}
+
+// Loop trips: work's call of hot sits in a loop (1000 calls per call of work), its call of
+// cheap does not; a function not yet planned with one looped call site is predicted at
+// 1000 calls of it per call, and the measured functions need no further calibration.
+TEST(CostModel, CallSitesInLoopsRunLoopTripsTimes) {
+  Workspace w("loops");
+  w.db->exec("UPDATE calls SET in_loop = 1 WHERE caller = 2 AND callee = 3;"
+             "INSERT INTO functions(id, usr, name, defined, height) VALUES (6,'scan','scan',1,1),"
+             "(7,'row','row',1,0);"
+             "INSERT INTO calls(caller, callee, kind, file, line, col, in_loop) VALUES "
+             "(2,6,'direct','/s/a.c',11,3,0),(6,7,'direct','/s/b.c',3,5,1);"
+             "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+             "(9,'call',2,6,'scan','/s/a.c',11,3);");
+  auto counts = kCounts;
+  counts.push_back({9, 100});
+  w.run(0, 1e6, counts);
+  auto run = ws::latest_run(*w.db, 0);
+  pl::CostModel m(*w.db, *run, ws::read_plan(*w.db, 0));
+  // work: 1 call, 1002 call-site ENTERs, 2 straight sites (cheap, scan), 1 looped (hot)
+  EXPECT_DOUBLE_EQ(m.loop_trips(), 1000.0);
+  EXPECT_DOUBLE_EQ(m.predict_records(6), 2 * 1 * (1 + 1000.0));
+  EXPECT_NEAR(m.self_calibration(), 1.0, 1e-9);
 }

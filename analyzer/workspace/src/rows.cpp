@@ -54,11 +54,16 @@ std::vector<FunctionId> defined_callees(Database &db, FunctionId f) {
   return ids(std::move(st));
 }
 
-int call_sites_in(Database &db, FunctionId f) {
-  auto st = db.prepare("SELECT COUNT(*) FROM (SELECT DISTINCT file, line, col FROM calls WHERE "
-                       "caller = ?)");
+CallSiteCount call_sites_in(Database &db, FunctionId f) {
+  auto st = db.prepare("SELECT COALESCE(SUM(l = 0), 0), COALESCE(SUM(l), 0) FROM (SELECT "
+                       "MAX(in_loop) AS l FROM calls WHERE caller = ? GROUP BY file, line, col)");
   st.bind(1, f);
-  return st.step() ? static_cast<int>(st.int64(0)) : 0;
+  CallSiteCount c;
+  if (st.step()) {
+    c.straight = static_cast<int>(st.int64(0));
+    c.looped = static_cast<int>(st.int64(1));
+  }
+  return c;
 }
 
 std::vector<FunctionId> defined_callers_of(Database &db, const std::string &name) {

@@ -27,6 +27,7 @@ CREATE TABLE IF NOT EXISTS calls(
   file   TEXT NOT NULL,
   line   INTEGER NOT NULL,
   col    INTEGER NOT NULL,
+  in_loop INTEGER NOT NULL DEFAULT 0,     -- 1: inside a for/while/do loop of the caller
   UNIQUE(caller, callee, file, line, col)
 );
 CREATE INDEX IF NOT EXISTS calls_by_caller ON calls(caller);

@@ -54,6 +54,13 @@ void migrate_from_1(Database &db) {
             "ALTER TABLE places ADD COLUMN node INTEGER;");
 }
 
+// Columns added within version 2 (before its first release): added to a workspace that was
+// created without them.
+void add_late_columns(Database &db) {
+  if (!columns_of(db, "calls").empty() && !has_column(db, "calls", "in_loop"))
+    db.exec("ALTER TABLE calls ADD COLUMN in_loop INTEGER NOT NULL DEFAULT 0");
+}
+
 } // namespace
 
 Database::Database(const std::filesystem::path &path) : path_(path) {
@@ -83,6 +90,7 @@ Database::Database(const std::filesystem::path &path) : path_(path) {
   Transaction tx(*this);
   if (version == 1)
     migrate_from_1(*this);
+  add_late_columns(*this);
   exec(kSchema);
   exec("PRAGMA user_version = " + std::to_string(kSchemaVersion));
   tx.commit();

@@ -68,9 +68,13 @@ public:
   // Calls per interval of a function, from its body probe or the probed call sites that
   // name it; -1 when no probe saw it.
   double calls(FunctionId f) const;
-  // Predicted records per interval if `f` joined the plan: two per call for its body and two
-  // per call for each of its static call sites (the next run measures the truth).
+  // Predicted records per interval if `f` joined the plan: two per call for its body, two
+  // per call for each of its call sites outside loops and loop_trips() times that for each
+  // call site inside a loop (the next run measures the truth).
   double predict_records(FunctionId f) const;
+  // How often a call site inside a loop runs per call of its function, from the functions
+  // this run measured (4 when none of them has one; at least 1).
+  double loop_trips() const { return loop_trips_; }
   std::uint64_t max_stream_records() const { return max_stream_; }
   // How the prediction rule fares on the functions this run measured: their measured records
   // over what predict_records would have said for them (1 when nothing ran). Loops around
@@ -79,7 +83,7 @@ public:
 
 private:
   ws::Database &db_;
-  double intervals_ = 1, records_ = 0, scale_ = 1;
+  double intervals_ = 1, records_ = 0, scale_ = 1, loop_trips_ = 4;
   std::uint64_t max_stream_ = 0;
   std::unordered_map<FunctionId, double> body_calls_;    // per interval
   std::unordered_map<FunctionId, double> callee_calls_;  // per interval, from call sites

@@ -28,8 +28,12 @@ struct FunctionRow {
 std::optional<FunctionRow> function_row(Database &db, FunctionId f);
 // The defined functions `f` calls (one row per function, any number of call sites).
 std::vector<FunctionId> defined_callees(Database &db, FunctionId f);
-// The number of call sites in f's body (static; calls of outside functions included).
-int call_sites_in(Database &db, FunctionId f);
+// The call sites in f's body (static; calls of outside functions included): those outside
+// any loop and those inside one.
+struct CallSiteCount {
+  int straight = 0, looped = 0;
+};
+CallSiteCount call_sites_in(Database &db, FunctionId f);
 // The defined functions that call a function named `name` (pthread_cond_signal...).
 std::vector<FunctionId> defined_callers_of(Database &db, const std::string &name);
 std::vector<FunctionId> annotated_functions(Database &db);
