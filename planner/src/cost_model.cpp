@@ -16,6 +16,7 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
   records_ = static_cast<double>(run.records + run.dropped) / intervals_;
   max_stream_ = run.max_stream_records;
   std::unordered_map<ws::SiteId, double> per_interval;
+  std::unordered_map<FunctionId, int> probed_sites; // call sites naming a callee, probed
   for (const auto &c : ws::site_calls_of(db, run.id))
     per_interval[c.site] = static_cast<double>(c.calls) * scale_ / intervals_;
   for (const auto &row : plan) {
@@ -28,9 +29,11 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
         continue;
       }
       sites += 2 * n;
+      auto targets = ws::call_targets(db, s.id);
+      for (const auto &t : targets)
+        ++probed_sites[t.function];
       if (n == 0)
         continue;
-      auto targets = ws::call_targets(db, s.id);
       // a final plan keeps the probes of outside calls and of dispatching calls only
       if (targets.size() != 1 || targets.front().dispatch)
         kept += 2 * n;
@@ -41,6 +44,15 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
     body_calls_[row.function] = body;
     site_records_[row.function] = sites;
     final_records_[row.function] = kept;
+  }
+  // A callee's calls seen at the probed call sites are those of the planned callers only: a
+  // function called from many places (an allocator, a list append, a lock release) runs far
+  // more often. Its count is scaled by its call sites over the probed ones.
+  for (auto &[f, n] : callee_calls_) {
+    int probed = std::max(1, probed_sites[f]);
+    int all = ws::call_sites_naming(db, f);
+    if (all > probed)
+      n *= static_cast<double>(all) / probed;
   }
   // Loop trips: the call-site ENTERs of the measured functions beyond one per straight call
   // site and call, over their calls times their call sites inside loops.

@@ -66,18 +66,30 @@ private:
 
 } // namespace
 
+// How deep a place sits in the static call graph: the height of its function (of the
+// function that makes the call or holds the site), an outside call half a level below its
+// caller; unknown heights count as shallow. Specificity cannot compare places across runs:
+// it depends on the run's root height and on the way the place reaches the critical path.
+double depth_of(ws::Database &db, const ws::PlaceRow &p) {
+  auto row = ws::function_row(db, place_function(p));
+  if (!row || row->height < 0)
+    return 1e9;
+  return row->height - (p.kind == ws::PlaceKind::Call ? 0.5 : 0.0);
+}
+
 Answer deepest_answer(ws::Database &db, int iteration, double answer_share) {
   Answer best;
-  double best_spec = -1;
+  double best_depth = 2e9;
   for (const auto &run : ws::latest_runs_upto(db, iteration)) {
     for (const auto &p : ws::places_of(db, run.id)) {
       if (p.kind == ws::PlaceKind::Wait || p.contribution < answer_share)
         continue;
       // the run's answer: its best-ranked place that carries the threshold
-      bool deeper = p.specificity > best_spec ||
-                    (p.specificity == best_spec && p.contribution > best.contribution);
+      double depth = depth_of(db, p);
+      bool deeper =
+          depth < best_depth || (depth == best_depth && p.contribution > best.contribution);
       if (deeper) {
-        best_spec = p.specificity;
+        best_depth = depth;
         best.iteration = run.iteration;
         best.key = p.key;
         best.name = p.name;

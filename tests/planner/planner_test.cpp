@@ -238,8 +238,8 @@ TEST(FinalPlan, KeepsTheAnswersChainAndDropsWhatTheBudgetCannotPay) {
   EXPECT_TRUE(all.dropped_for_cost.empty());
 }
 
-// The deepest answer wins over a shallower one of a later iteration, and a place below
-// answer_share is no answer.
+// The deepest answer wins over a shallower one of another iteration, whatever the runs'
+// specificities, and a place below answer_share is no answer.
 TEST(FinalPlan, TheDeepestAnswerOfAnyIteration) {
   Workspace w("deepest");
   w.run(0, 1e6, kCounts, 0, 0.5, 0.6);
@@ -249,19 +249,17 @@ TEST(FinalPlan, TheDeepestAnswerOfAnyIteration) {
                 "key = 'f:3'")
       .bind(1, later)
       .run();
-  // run 0's answer is cheap (0.6, specificity 4), run 1's hot (0.7, specificity 1)
+  // run 0's answer is cheap (0.6), run 1's hot (0.7): both at height 0, the larger wins
   auto a = pl::deepest_answer(*w.db, 1, 0.10);
-  EXPECT_EQ(a.iteration, 0);
-  EXPECT_EQ(a.key, "f:4");
-  EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 4}));
-  // run 1's answer made the deeper one
-  w.db->prepare("UPDATE places SET specificity = 9 WHERE run = ? AND key = 'f:3'")
-      .bind(1, later)
-      .run();
-  a = pl::deepest_answer(*w.db, 1, 0.10);
   EXPECT_EQ(a.iteration, 1);
   EXPECT_EQ(a.key, "f:3");
   EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 3}));
+  // hot higher in the call graph: cheap, found in iteration 0, is the deeper answer
+  w.db->exec("UPDATE functions SET height = 1 WHERE id = 3");
+  a = pl::deepest_answer(*w.db, 1, 0.10);
+  EXPECT_EQ(a.iteration, 0);
+  EXPECT_EQ(a.key, "f:4");
+  EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 4}));
   EXPECT_EQ(pl::deepest_answer(*w.db, 1, 0.8).iteration, -1) << "nothing carries 80 %";
 }
 

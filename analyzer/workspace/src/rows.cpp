@@ -66,6 +66,13 @@ CallSiteCount call_sites_in(Database &db, FunctionId f) {
   return c;
 }
 
+int call_sites_naming(Database &db, FunctionId f) {
+  auto st = db.prepare("SELECT COUNT(*) FROM (SELECT DISTINCT caller, file, line, col FROM calls "
+                       "WHERE callee = ?)");
+  st.bind(1, f);
+  return st.step() ? static_cast<int>(st.int64(0)) : 0;
+}
+
 std::vector<FunctionId> defined_callers_of(Database &db, const std::string &name) {
   auto st = db.prepare("SELECT DISTINCT c.caller FROM calls c JOIN functions p ON p.id = "
                        "c.callee JOIN functions d ON d.id = c.caller WHERE p.name = ? "

@@ -169,7 +169,8 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
 
 // The deepest answer of the analysed iterations up to `iteration` (Answer::iteration -1:
 // none): of each run's best-ranked place (not a wait) whose contribution reaches
-// `answer_share`, the one of highest specificity (ties: the larger contribution).
+// `answer_share`, the one lowest in the static call graph (the smallest height of its
+// function; an outside call half a level below its caller; ties: the larger contribution).
 Answer deepest_answer(ws::Database &db, int iteration, double answer_share);
 
 } // namespace vprof::planner
