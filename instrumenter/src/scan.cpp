@@ -33,6 +33,7 @@ struct FnInfo {
   std::string name, file;
   unsigned line = 0;
   bool defined = false, annotated = false;
+  bool defaulted = false; // `= default` out of line: defined, but no body to probe
 };
 
 struct Edge {
@@ -97,8 +98,12 @@ public:
       return true;
     auto *fd = dyn_cast<FunctionDecl>(d);
     if (fd && fd->isExplicitlyDefaulted() &&
-        !sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation())))
-      note(fd, true); // a definition in the source, though without a body to walk
+        !sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation()))) {
+      // a definition in the source, though without a body to walk (or to probe)
+      std::string u = note(fd, true);
+      if (!u.empty())
+        g_.fns[u].defaulted = true;
+    }
     if (!fd || !fd->doesThisDeclarationHaveABody() || fd->isDefaulted() || fd->isDeleted())
       return RecursiveASTVisitor::TraverseDecl(d);
     // System headers are external libraries: their bodies are not walked. vprof's own
@@ -414,20 +419,24 @@ private:
 // Writes one TU's nodes and edges; `ids` caches USR -> function id across TUs.
 void store(ws::Database &db, const TuGraph &g, std::unordered_map<std::string, std::int64_t> &ids) {
   ws::Transaction tx(db);
-  auto up = db.prepare(
-      "INSERT INTO functions(usr, name, file, line, defined, annotated) VALUES(?,?,?,?,?,?) "
-      "ON CONFLICT(usr) DO UPDATE SET "
-      "name = CASE WHEN excluded.defined > functions.defined THEN excluded.name ELSE "
-      "functions.name END, "
-      "file = CASE WHEN excluded.defined > functions.defined THEN excluded.file ELSE "
-      "functions.file END, "
-      "line = CASE WHEN excluded.defined > functions.defined THEN excluded.line ELSE "
-      "functions.line END, "
-      "defined = max(functions.defined, excluded.defined), "
-      "annotated = max(functions.annotated, excluded.annotated) RETURNING id");
+  auto up =
+      db.prepare("INSERT INTO functions(usr, name, file, line, defined, annotated, body) "
+                 "VALUES(?,?,?,?,?,?,?) "
+                 "ON CONFLICT(usr) DO UPDATE SET "
+                 "name = CASE WHEN excluded.defined > functions.defined THEN excluded.name ELSE "
+                 "functions.name END, "
+                 "file = CASE WHEN excluded.defined > functions.defined THEN excluded.file ELSE "
+                 "functions.file END, "
+                 "line = CASE WHEN excluded.defined > functions.defined THEN excluded.line ELSE "
+                 "functions.line END, "
+                 "defined = max(functions.defined, excluded.defined), "
+                 "annotated = max(functions.annotated, excluded.annotated), "
+                 "body = CASE WHEN excluded.defined > functions.defined THEN excluded.body ELSE "
+                 "min(functions.body, excluded.body) END RETURNING id");
   for (const auto &[usr, fi] : g.fns) {
     up.bind(1, usr).bind(2, fi.name).bind(3, fi.file).bind(4, static_cast<std::int64_t>(fi.line));
     up.bind(5, fi.defined ? 1 : 0).bind(6, fi.annotated ? 1 : 0);
+    up.bind(7, fi.defaulted ? 0 : 1);
     if (up.step())
       ids[usr] = up.int64(0);
     up.reset();

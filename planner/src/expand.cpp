@@ -101,7 +101,7 @@ private:
     if (f <= 0 || plan_.count(f) || seen_.count(f))
       return;
     auto row = ws::function_row(db_, f);
-    if (!row || !row->defined)
+    if (!row || !row->defined || !row->body) // `= default`: nothing to probe
       return;
     seen_.insert(f);
     auto cp = view_.critical_ns.find(f);

@@ -100,7 +100,7 @@ Answer deepest_answer(ws::Database &db, int iteration, double answer_share) {
         if (FunctionId f = place_function(p))
           chain.insert(f);
         for (auto f : chain)
-          if (auto row = ws::function_row(db, f); row && row->defined)
+          if (auto row = ws::function_row(db, f); row && row->defined && row->body)
             best.chain.push_back(f);
       }
       break;

@@ -52,6 +52,8 @@ int first_plan(ws::Database &db, const FirstPlanOptions &opt) {
   }
   std::vector<ws::PlanRow> rows;
   for (auto f : order) {
+    if (auto row = ws::function_row(db, f); row && !row->body && dist[f] > 0)
+      continue; // `= default` out of line: nothing to probe (its callees stay)
     ws::PlanRow r;
     r.function = f;
     r.reason = dist[f] == 0 ? ws::PlanReason::Root : ws::PlanReason::Depth;

@@ -23,6 +23,7 @@ struct FunctionRow {
   std::string name;
   int height = -1;
   bool defined = false, annotated = false;
+  bool body = true; // false: defined `= default` out of line, nothing to probe
 };
 
 std::optional<FunctionRow> function_row(Database &db, FunctionId f);
