@@ -9,33 +9,18 @@ import argparse
 import os
 import pathlib
 import re
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent
 CACHE = pathlib.Path(os.environ.get("VPROF_REAL_CACHE", REPO / "build" / "real")) / "leveldb"
 sys.path.insert(0, str(HERE.parent / "postgres"))
-from ab import t95  # noqa: E402  (the same t table)
+from ab import run_workload, t95  # noqa: E402  (the same runner and t table)
 
 
 def run(bench: pathlib.Path, what: str, traced: bool) -> float:
-    env = dict(os.environ)
-    tmp = None
-    if traced:
-        tmp = tempfile.mkdtemp(prefix="vprof-ab-")
-        env["VPROF_TRACE_DIR"] = tmp
-    else:
-        env.pop("VPROF_TRACE_DIR", None)
-    try:
-        out = subprocess.run([str(HERE / "workload.sh"), str(bench), what], env=env,
-                             capture_output=True, text=True, check=True).stdout
-    finally:
-        if tmp:
-            shutil.rmtree(tmp, ignore_errors=True)
+    out = run_workload([HERE / "workload.sh", bench, what], traced, os.environ)
     return float(re.search(r"([\d.]+) micros/op", out).group(1))
 
 

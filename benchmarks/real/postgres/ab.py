@@ -27,9 +27,10 @@ def t95(df: int) -> float:
     return T95.get(df) or T95[max(k for k in T95 if k <= df)]
 
 
-def run(install: pathlib.Path, txns: int, traced: bool) -> tuple[float, float]:
-    env = dict(os.environ)
-    env["PG_CLIENT_BIN"] = str(CACHE / "plain" / "install" / "bin")
+def run_workload(args: list, traced: bool, env: dict) -> str:
+    """Runs a workload command; traced: into a temporary trace directory, removed after.
+    Returns its standard output. (Shared with benchmarks/real/leveldb/ab.py.)"""
+    env = dict(env)
     tmp = None
     if traced:
         tmp = tempfile.mkdtemp(prefix="vprof-ab-")
@@ -37,11 +38,17 @@ def run(install: pathlib.Path, txns: int, traced: bool) -> tuple[float, float]:
     else:
         env.pop("VPROF_TRACE_DIR", None)
     try:
-        out = subprocess.run([str(HERE / "workload.sh"), str(install), str(txns)], env=env,
-                             capture_output=True, text=True, check=True).stdout
+        return subprocess.run([str(a) for a in args], env=env, capture_output=True, text=True,
+                              check=True).stdout
     finally:
         if tmp:
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def run(install: pathlib.Path, txns: int, traced: bool) -> tuple[float, float]:
+    env = dict(os.environ)
+    env["PG_CLIENT_BIN"] = str(CACHE / "plain" / "install" / "bin")
+    out = run_workload([HERE / "workload.sh", install, txns], traced, env)
     tps = float(re.search(r"tps = ([\d.]+)", out).group(1))
     lat = float(re.search(r"latency average = ([\d.]+) ms", out).group(1))
     return tps, lat
