@@ -5,9 +5,6 @@
 #include <algorithm>
 
 namespace vprof::planner {
-namespace {
-constexpr double kCallsPerUnseenSite = 0.1;
-} // namespace
 
 CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<ws::PlanRow> &plan)
     : db_(db) {
@@ -104,11 +101,8 @@ double CostModel::self_calibration() const {
 
 double CostModel::predict_records(FunctionId f) const {
   double n = calls(f);
-  // No probe saw it: one call per interval, or a tenth of a call per call site naming it
-  // when that is more (PostgreSQL: pfree, 2,163 call sites, 213 calls per transaction;
-  // MemoryContextAllocZeroAligned, 1,825 and 345). The next run measures the truth.
   if (n < 0)
-    n = std::max(1.0, kCallsPerUnseenSite * ws::call_sites_naming(db_, f));
+    n = 1; // no probe saw it: assume one call per interval, the next run measures it
   auto c = ws::call_sites_in(db_, f);
   return 2 * n * (1 + c.straight + loop_trips_ * c.looped);
 }

@@ -337,23 +337,3 @@ TEST(CostModel, CallSitesInLoopsRunLoopTripsTimes) {
   EXPECT_DOUBLE_EQ(m.predict_records(6), 2 * 1 * (1 + 1000.0));
   EXPECT_NEAR(m.self_calibration(), 1.0, 1e-9);
 }
-
-// A function no probe saw is priced by how many call sites name it: one called from 30
-// places counts 3 calls per interval, one called from 2 places 1.
-TEST(CostModel, AnUnseenFunctionIsPricedByItsCallSites) {
-  Workspace w("unseen");
-  w.db->exec("INSERT INTO functions(id, usr, name, defined, height) VALUES (8,'util','util',1,0),"
-             "(9,'rare','rare',1,0);");
-  for (int i = 0; i < 30; ++i)
-    w.db->exec("INSERT INTO calls(caller, callee, kind, file, line, col) VALUES (4, 8, "
-               "'direct', '/s/u.c', " +
-               std::to_string(100 + i) + ", 1)");
-  w.db->exec("INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
-             "(4,9,'direct','/s/u.c',1,1),(3,9,'direct','/s/u.c',2,1)");
-  w.run(0, 1e6, kCounts);
-  auto run = ws::latest_run(*w.db, 0);
-  pl::CostModel m(*w.db, *run, ws::read_plan(*w.db, 0));
-  EXPECT_DOUBLE_EQ(m.calls(8), -1.0);
-  EXPECT_DOUBLE_EQ(m.predict_records(8), 2 * 3.0);
-  EXPECT_DOUBLE_EQ(m.predict_records(9), 2 * 1.0);
-}
