@@ -118,6 +118,9 @@ struct Thread {
   std::uint64_t base = 0;
   std::uint32_t pid = 0;
   bool depth_ok = true; // VPROF_FEATURE_FRAME_DEPTH: probe args carry frame depths
+  // VPROF_FEATURE_STICKY_LABEL: the last LABEL holds for the stream's later begins
+  bool sticky_labels = false;
+  std::uint32_t label = 0; // that label's id (0: none)
   const trace::ProcessInfo *proc = nullptr;
 
   std::vector<Frame> stack;
@@ -322,6 +325,23 @@ private:
       close_run(th, t, t);
   }
   void register_trunc(std::int64_t t) { truncs_.push_back(t); }
+
+  // The index in out_.labels of a label id of the thread's process (its text from the
+  // process's labels file; "label#N" when unknown).
+  std::uint32_t label_index(const Thread &th, std::uint32_t id) {
+    std::string text;
+    if (th.proc) {
+      auto l = th.proc->labels.find(id);
+      if (l != th.proc->labels.end())
+        text = l->second;
+    }
+    if (text.empty())
+      text = "label#" + std::to_string(id);
+    auto [li, ins] = label_ids_.try_emplace(text, static_cast<std::uint32_t>(out_.labels.size()));
+    if (ins)
+      out_.labels.push_back(text);
+    return li->second;
+  }
 
   // The planner's cost model: how often each site ran (docs/planner.md).
   void count_call(std::uint32_t site) {
@@ -879,27 +899,20 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     oi.begin = t;
     oi.pid = th.pid;
     oi.holder = ti;
+    if (th.sticky_labels && th.label != 0)
+      oi.label = label_index(th, th.label);
     open_[arg] = oi;
     open_begins_.insert(t);
     th.last_begun = arg;
     break;
   }
   case VPROF_REC_LABEL: {
+    const auto id = static_cast<std::uint32_t>(arg);
+    if (th.sticky_labels)
+      th.label = id;
     auto f = open_.find(th.last_begun);
-    if (f != open_.end()) {
-      std::string text;
-      if (th.proc) {
-        auto l = th.proc->labels.find(static_cast<std::uint32_t>(arg));
-        if (l != th.proc->labels.end())
-          text = l->second;
-      }
-      if (text.empty())
-        text = "label#" + std::to_string(static_cast<std::uint32_t>(arg));
-      auto [li, ins] = label_ids_.try_emplace(text, static_cast<std::uint32_t>(out_.labels.size()));
-      if (ins)
-        out_.labels.push_back(text);
-      f->second.label = li->second;
-    }
+    if (f != open_.end())
+      f->second.label = id == 0 && th.sticky_labels ? 0 : label_index(th, id);
     break;
   }
   case VPROF_REC_INTERVAL_END:
@@ -996,6 +1009,7 @@ EngineOutput Engine::run() {
     th.off = static_cast<std::int64_t>(th.base - tr_.run_base_ticks());
     th.pid = streams[i].info().pid;
     th.depth_ok = (streams[i].info().features & VPROF_FEATURE_FRAME_DEPTH) != 0;
+    th.sticky_labels = (streams[i].info().features & VPROF_FEATURE_STICKY_LABEL) != 0;
     th.proc = tr_.process(th.pid);
     th.next_sync = next_sync(th, 0);
     out_.records += th.n;

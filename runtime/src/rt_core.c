@@ -47,6 +47,7 @@ typedef struct rt_thread {
   uint32_t seq;
   unsigned char state;
   unsigned char busy; /* inside the slow path: nested records are ignored */
+  uint32_t label;     /* the label of this stream's last LABEL record (0: none) */
 } rt_thread;
 
 static __thread rt_thread t_rt VPROF_TLS_MODEL_;
@@ -355,7 +356,8 @@ static void stream_open(rt_thread *t) {
   h->stream_seq = t->seq;
   {
     int level = __atomic_load_n(&vprof_rt_sync_on_, __ATOMIC_RELAXED);
-    h->features = VPROF_FEATURE_FRAME_DEPTH | (level ? VPROF_FEATURE_SYNC_INTERPOSE : 0) |
+    h->features = VPROF_FEATURE_FRAME_DEPTH | VPROF_FEATURE_STICKY_LABEL |
+                  (level ? VPROF_FEATURE_SYNC_INTERPOSE : 0) |
                   (level == 1 ? VPROF_FEATURE_SYNC_EDGES_ONLY : 0);
   }
   h->window_records = t->win_records;
@@ -644,11 +646,19 @@ static uint32_t label_id(vprof_label *label) {
   return mine;
 }
 
+/* A LABEL only when the thread's label changes (VPROF_FEATURE_STICKY_LABEL): a server
+ * labelling every request alike writes one label record per thread, not one per interval. */
 static void begin_common(uint64_t id, vprof_label *label) {
   uint64_t t = vprof_clock_();
+  uint32_t lid;
   vprof_rt_emit_at_(VPROF_REC_INTERVAL_BEGIN, id, t);
-  if (label && vprof_rt_state_() == VPROF_RT_ON)
-    vprof_rt_emit_at_(VPROF_REC_LABEL, label_id(label), t);
+  if (vprof_rt_state_() != VPROF_RT_ON)
+    return;
+  lid = label ? label_id(label) : 0;
+  if (lid != t_rt.label) {
+    vprof_rt_emit_at_(VPROF_REC_LABEL, lid, t);
+    t_rt.label = lid;
+  }
 }
 
 uint64_t vprof_interval_begin(vprof_label *label) {

@@ -5,6 +5,7 @@
 #include "vprof/rt_testing.h"
 #include "vprof/trace_format.h"
 #include "vprof/trace_reader.hpp"
+#include "vprof/vprof.h"
 
 #include <gtest/gtest.h>
 
@@ -82,5 +83,35 @@ TEST(RuntimeRoundTrip, MutexScenarioThroughTheRealWriter) {
                                                       {"/s1/wait:mutex", 10},
                                                       {"/s1/wait:mutex/s5", 30},
                                                       {"/s1/wait:mutex/s5/s6", 20}}));
+  fs::remove_all(dir);
+}
+
+// Labels through the real writer: one LABEL per change of a thread's label, and every
+// interval still gets its own (a, a, none, b, b, a).
+TEST(RuntimeRoundTrip, EachIntervalKeepsItsLabelWithOneRecordPerChange) {
+  fs::path dir = fs::temp_directory_path() / ("vprof-rt-labels-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  ASSERT_EQ(vprof_rt_set_trace_dir(dir.c_str()), 0);
+  if (!vprof_rt_enabled())
+    GTEST_SKIP() << "tracing disabled in this environment";
+  static vprof_label a = {"a", 0}, b = {"b", 0};
+  std::thread worker([&] {
+    for (vprof_label *l : {&a, &a, static_cast<vprof_label *>(nullptr), &b, &b, &a})
+      vprof_interval_end(vprof_interval_begin(l));
+    vprof_rt_close_thread_stream(nullptr, 0);
+  });
+  worker.join();
+  auto tr = vprof::trace::Trace::open(dir);
+  std::size_t label_records = 0;
+  for (const auto &st : tr.streams())
+    for (const auto &r : st.records())
+      label_records += vprof_record_kind_of(&r) == VPROF_REC_LABEL;
+  EXPECT_EQ(label_records, 4u); // a, none, b, a
+  auto eo = run_engine(tr, {});
+  ASSERT_EQ(eo.intervals.size(), 6u);
+  std::vector<std::string> got;
+  for (const auto &r : eo.intervals)
+    got.push_back(eo.labels[r.label]);
+  EXPECT_EQ(got, (std::vector<std::string>{"a", "a", "", "b", "b", "a"}));
   fs::remove_all(dir);
 }

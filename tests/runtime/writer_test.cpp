@@ -215,17 +215,20 @@ TEST_F(Writer, AnnotationAbiRecordsAndLabels) {
   std::vector<unsigned> kinds;
   for (const Rec &r : s.recs)
     kinds.push_back(r.kind);
-  EXPECT_EQ(kinds, (std::vector<unsigned>{VPROF_REC_INTERVAL_BEGIN, VPROF_REC_LABEL,
-                                          VPROF_REC_INTERVAL_BEGIN, VPROF_REC_LABEL,
-                                          VPROF_REC_ATTACH, VPROF_REC_HANDOFF_SEND,
-                                          VPROF_REC_HANDOFF_RECV, VPROF_REC_WAIT_BEGIN,
-                                          VPROF_REC_WAIT_END, VPROF_REC_WAKE, VPROF_REC_DETACH,
-                                          VPROF_REC_INTERVAL_END, VPROF_REC_INTERVAL_BEGIN}));
+  // A LABEL only when the thread's label changes (VPROF_FEATURE_STICKY_LABEL): none for the
+  // second NewOrder, a LABEL 0 for the unlabelled begin after them.
+  EXPECT_EQ(kinds, (std::vector<unsigned>{
+                       VPROF_REC_INTERVAL_BEGIN, VPROF_REC_LABEL, VPROF_REC_INTERVAL_BEGIN,
+                       VPROF_REC_ATTACH, VPROF_REC_HANDOFF_SEND, VPROF_REC_HANDOFF_RECV,
+                       VPROF_REC_WAIT_BEGIN, VPROF_REC_WAIT_END, VPROF_REC_WAKE, VPROF_REC_DETACH,
+                       VPROF_REC_INTERVAL_END, VPROF_REC_INTERVAL_BEGIN, VPROF_REC_LABEL}));
+  EXPECT_TRUE(s.h.features & VPROF_FEATURE_STICKY_LABEL);
   EXPECT_EQ(s.recs[0].arg, id);
   EXPECT_EQ(s.recs[1].arg, label.id);
   EXPECT_EQ(s.recs[0].ticks, s.recs[1].ticks); // LABEL shares BEGIN's timestamp
-  EXPECT_EQ(s.recs[5].arg, (uint64_t)(uintptr_t)&label);
-  EXPECT_EQ(s.recs.back().arg, 77u);
+  EXPECT_EQ(s.recs[4].arg, (uint64_t)(uintptr_t)&label);
+  EXPECT_EQ(s.recs[s.recs.size() - 2].arg, 77u);
+  EXPECT_EQ(s.recs.back().arg, 0u);
   std::ifstream in(fs::path(dir_) / (std::to_string(getpid()) + ".labels"));
   std::stringstream text;
   text << in.rdbuf();

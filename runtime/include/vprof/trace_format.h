@@ -52,6 +52,9 @@ enum vprof_clock_kind {
 /* with SYNC_INTERPOSE: only edge-forming sync records were written (VPROF_SYNC=1);
  * uncontended acquisitions and releases that woke nobody are absent */
 #define VPROF_FEATURE_SYNC_EDGES_ONLY ((uint64_t)1 << 2)
+/* A LABEL record holds for the stream's later INTERVAL_BEGINs too, until the next LABEL
+ * (label id 0: none): the writer emits one only when a thread's label changes. */
+#define VPROF_FEATURE_STICKY_LABEL ((uint64_t)1 << 3)
 
 /* flags (updated in place while the process runs) */
 #define VPROF_STREAM_CLOSED (1u << 0)     /* the thread or process ended normally */
