@@ -34,13 +34,15 @@ def test_leveldb_fillsync_names_the_leaders_fdatasync(build_dir, tmp_path):
     assert db.execute("SELECT COALESCE(SUM(dropped), 0) FROM analysis_runs").fetchone()[0] == 0
     run, = db.execute("SELECT MAX(id) FROM analysis_runs").fetchone()
     # the answer (rank 1) is the sync, the largest place that is not a wait (the rest of the
-    # writers' wait is their run-queue delay after the signal: a wait place of its own)
+    # writers' wait is their run-queue delay after the signal: a wait place of its own),
+    # carrying at least what makes a place an answer (the planner's answer_share, 10 %; the
+    # sync's share of Var(L) varies with the disk: 20-89 % in runs on the same VM)
     top = db.execute("SELECT name, contribution, via FROM places WHERE run = ? AND label = '' "
                      "ORDER BY rank LIMIT 1", (run,)).fetchone()
     largest = db.execute("SELECT name FROM places WHERE run = ? AND label = '' AND "
                          "place_kind != 'wait' ORDER BY contribution DESC LIMIT 1",
                          (run,)).fetchone()[0]
-    assert "fdatasync()" in top[0] and top[1] > 0.25 and largest == top[0], top
+    assert "fdatasync()" in top[0] and top[1] >= 0.10 and largest == top[0], top
     # the leader's sync reaches the other writers through the writer queue's condvar
     places = db.execute("SELECT via FROM places WHERE run = ? AND label = '' AND name = ?",
                         (run, top[0])).fetchone()[0]
