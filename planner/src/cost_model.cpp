@@ -44,6 +44,7 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
     body_calls_[row.function] = body;
     site_records_[row.function] = sites;
     final_records_[row.function] = kept;
+    sites_in_[row.function] = ws::call_sites_in(db, row.function);
   }
   // A callee's calls seen at the probed call sites are those of the planned callers only: a
   // function called from many places (an allocator, a list append, a lock release) runs far
@@ -60,7 +61,7 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
   for (const auto &[f, body] : body_calls_) {
     if (body <= 0)
       continue;
-    auto c = ws::call_sites_in(db, f);
+    const auto &c = sites_in_[f];
     if (c.looped == 0)
       continue;
     extra += std::max(0.0, site_records_[f] / 2 - body * c.straight);
@@ -87,13 +88,18 @@ double CostModel::calls(FunctionId f) const {
   return -1;
 }
 
+ws::CallSiteCount CostModel::sites_in(FunctionId f) const {
+  auto it = sites_in_.find(f);
+  return it != sites_in_.end() ? it->second : ws::call_sites_in(db_, f);
+}
+
 double CostModel::self_calibration() const {
   double measured = 0, predicted = 0;
   for (const auto &[f, body] : body_calls_) {
     if (body <= 0)
       continue;
     measured += function_records(f, false);
-    auto c = ws::call_sites_in(db_, f);
+    auto c = sites_in(f);
     predicted += 2 * body * (1 + c.straight + loop_trips_ * c.looped);
   }
   return predicted > 0 ? measured / predicted : 1;
@@ -103,7 +109,7 @@ double CostModel::predict_records(FunctionId f) const {
   double n = calls(f);
   if (n < 0)
     n = 1; // no probe saw it: assume one call per interval, the next run measures it
-  auto c = ws::call_sites_in(db_, f);
+  auto c = sites_in(f);
   return 2 * n * (1 + c.straight + loop_trips_ * c.looped);
 }
 

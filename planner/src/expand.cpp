@@ -171,39 +171,41 @@ private:
   std::vector<Candidate> out_;
 };
 
-// The k best-ranked places that carry at least `share` of Var(L) (waits included).
-std::vector<ws::PlaceRow> top_places(ws::Database &db, ws::RunId run, int k, double share) {
+// The k best-ranked places (of `places`, in rank order) that carry at least `share` of
+// Var(L), waits included.
+std::vector<ws::PlaceRow> top_places(const std::vector<ws::PlaceRow> &places, int k, double share) {
   std::vector<ws::PlaceRow> out;
-  for (auto &p : ws::places_of(db, run)) {
+  for (const auto &p : places) {
     if (static_cast<int>(out.size()) == k)
       break;
     if (p.contribution >= share)
-      out.push_back(std::move(p));
+      out.push_back(p);
   }
   return out;
 }
 
 // The keys the stopping rule compares: the top-k factors' and the top-k places'.
-std::set<std::string> top_keys(ws::Database &db, ws::RunId run, int k, double share) {
+std::set<std::string> top_keys(ws::Database &db, ws::RunId run,
+                               const std::vector<ws::PlaceRow> &places, int k, double share) {
   std::set<std::string> keys;
   for (const auto &f : ws::top_factors(db, run, k))
     keys.insert(f.key);
-  for (const auto &p : top_places(db, run, k, share))
+  for (const auto &p : top_places(places, k, share))
     keys.insert(p.key);
   return keys;
 }
 
-// The stopping rule on the ranking: the same top-k factors and places as the previous
-// iteration's run, neither run having dropped records (a run with drops saw only the start
-// of some threads).
-bool top_k_unchanged(ws::Database &db, const ws::RunRow &run, int iteration, int k, double share) {
-  if (iteration == 0 || run.dropped > 0)
+// The stopping rule on the ranking: the same top-k factors and places (`now`, of `run`) as
+// the previous iteration's run, neither run having dropped records (a run with drops saw
+// only the start of some threads).
+bool top_k_unchanged(ws::Database &db, const ws::RunRow &run, int iteration, int k, double share,
+                     const std::set<std::string> &now) {
+  if (iteration == 0 || run.dropped > 0 || now.empty())
     return false;
   auto prev = ws::latest_run(db, iteration - 1);
   if (!prev || prev->dropped > 0)
     return false;
-  auto now = top_keys(db, run.id, k, share);
-  return !now.empty() && now == top_keys(db, prev->id, k, share);
+  return now == top_keys(db, prev->id, ws::places_of(db, prev->id), k, share);
 }
 
 // How far predictions fall short: probes inside a newly planned function run once per call
@@ -229,9 +231,10 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   er.next_iteration = iteration + 1;
   ws::RunRow run = require_run(db, iteration);
   const int k = std::max(1, opt.k);
-  for (const auto &key : top_keys(db, run.id, k, opt.keep_share))
-    er.top_keys.push_back(key);
-  if (top_k_unchanged(db, run, iteration, k, opt.keep_share)) {
+  const std::vector<ws::PlaceRow> places = ws::places_of(db, run.id);
+  const std::set<std::string> keys = top_keys(db, run.id, places, k, opt.keep_share);
+  er.top_keys.assign(keys.begin(), keys.end());
+  if (top_k_unchanged(db, run, iteration, k, opt.keep_share, keys)) {
     er.stop = true;
     er.reason = "top-k unchanged";
     return er;
@@ -278,7 +281,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
       protected_nodes.insert(f.b);
     took(std::move(got));
   }
-  for (const auto &p : top_places(db, run.id, 4 * k, opt.keep_share)) {
+  for (const auto &p : top_places(places, 4 * k, opt.keep_share)) {
     if (from_places == k)
       break;
     ex.add_place(p);
@@ -337,7 +340,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     for (auto f : ws::annotated_functions(db))
       keep.insert(f);
     std::set<int> carrying;
-    for (const auto &p : ws::places_of(db, run.id))
+    for (const auto &p : places)
       if (std::max(std::abs(p.contribution), std::abs(p.share)) >= opt.keep_share) {
         if (p.node >= 0)
           carrying.insert(p.node);
@@ -345,7 +348,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
       }
     for (auto f : chain_functions(view, carrying))
       keep.insert(f);
-    auto contribution = place_contributions(db, run.id);
+    auto contribution = place_contributions(places);
     std::vector<std::pair<double, FunctionId>> trimmable;
     for (const auto &r : plan) {
       if (r.reason == ws::PlanReason::Root || keep.count(r.function))

@@ -50,9 +50,10 @@ std::set<FunctionId> chain_functions(const RunView &view, const std::set<int> &n
   return out;
 }
 
-std::unordered_map<FunctionId, double> place_contributions(ws::Database &db, ws::RunId run) {
+std::unordered_map<FunctionId, double>
+place_contributions(const std::vector<ws::PlaceRow> &places) {
   std::unordered_map<FunctionId, double> out;
-  for (const auto &p : ws::places_of(db, run)) {
+  for (const auto &p : places) {
     FunctionId f = p.kind == ws::PlaceKind::Function ? p.function : p.holder;
     if (!f)
       continue;

@@ -28,8 +28,8 @@ double budget_records(ws::Database &db, int iteration, const Budget &budget, dou
 // below a wait included).
 std::set<FunctionId> chain_functions(const RunView &view, const std::set<int> &nodes);
 
-// The largest |contribution| or |share| of a place held by each function in one run: its own
-// place, the outside calls it makes and the waits in it.
-std::unordered_map<FunctionId, double> place_contributions(ws::Database &db, ws::RunId run);
+// The largest |contribution| or |share| of a place held by each function among a run's
+// places: its own place, the outside calls it makes and the waits in it.
+std::unordered_map<FunctionId, double> place_contributions(const std::vector<ws::PlaceRow> &places);
 
 } // namespace vprof::planner

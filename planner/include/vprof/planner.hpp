@@ -85,10 +85,12 @@ private:
   ws::Database &db_;
   double intervals_ = 1, records_ = 0, scale_ = 1, loop_trips_ = 4;
   std::uint64_t max_stream_ = 0;
-  std::unordered_map<FunctionId, double> body_calls_;    // per interval
-  std::unordered_map<FunctionId, double> callee_calls_;  // per interval, from call sites
-  std::unordered_map<FunctionId, double> site_records_;  // call-site records per interval
-  std::unordered_map<FunctionId, double> final_records_; // the part a final plan keeps
+  std::unordered_map<FunctionId, double> body_calls_;          // per interval
+  std::unordered_map<FunctionId, double> callee_calls_;        // per interval, from call sites
+  std::unordered_map<FunctionId, double> site_records_;        // call-site records per interval
+  std::unordered_map<FunctionId, double> final_records_;       // the part a final plan keeps
+  std::unordered_map<FunctionId, ws::CallSiteCount> sites_in_; // planned functions' call sites
+  ws::CallSiteCount sites_in(FunctionId f) const;
 };
 
 // ---- expansion ----------------------------------------------------------------------
@@ -116,7 +118,7 @@ struct ExpandResult {
   std::string reason; // "top-k unchanged" | "all top factors are leaves" | "iteration budget
                       // reached" | "probe budget spent" | "expanded"
   int next_iteration = 0;
-  std::vector<std::string> top_keys; // the top-k factor keys considered
+  std::vector<std::string> top_keys; // the top-k factor and place keys considered
   std::vector<FunctionId> added;     // functions added to plan next_iteration
   std::vector<FunctionId> trimmed;   // functions of the last plan dropped to make room
   std::vector<Refusal> refused;
