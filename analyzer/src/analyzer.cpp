@@ -339,6 +339,7 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         H = std::max(H, res.nodes[i].height);
   }
   res.H = H;
+  res.ranking = opt.ranking;
   // h(x): call-graph height of the function behind x (an unknown one: its parent's - 1);
   // a wait node sits one level below its enclosing node; without a call graph, H - depth.
   std::vector<int> hraw(N, 0);
@@ -604,6 +605,12 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
                                     res.nodes[ch[0]].function == res.nodes[nd].function &&
                                     facts.sites.count(res.nodes[ch[0]].site) &&
                                     facts.sites.at(res.nodes[ch[0]].site).kind == "body";
+        // the part of each member's variance that reaches the node: min(Var(X_i),
+        // Cov(X_i, T_n)) — what the rest of the node cancels (a negative covariance with
+        // it) is taken off; a positive one stays a covariance term of its own
+        VectorXd reaching(k + 1);
+        for (Eigen::Index i = 0; i <= k; ++i)
+          reaching[i] = std::min(Cov(i, i), Cov.row(i).sum());
         for (Eigen::Index i = 0; i <= k; ++i)
           for (Eigen::Index j = i; j <= k; ++j) {
             double term = i == j ? Cov(i, i) : 2 * Cov(i, j);
@@ -631,7 +638,9 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
             f.term_ns2 = term;
             f.share = varL > 0 ? term / varL : 0;
             f.share_lo = f.share_hi = f.share;
-            f.score = f.specificity * f.share;
+            f.net_share = i != j ? f.share : varL > 0 ? reaching[i] / varL : 0;
+            f.vprofiler_score = f.specificity * f.share;
+            f.score = opt.ranking == Ranking::Net ? f.specificity * f.net_share : f.vprofiler_score;
             f.noise = std::abs(f.share) < opt.noise_share;
             factors.push_back(f);
             factor_cols.push_back({cols[i], i == j ? Col{-1, false} : cols[j]});
@@ -726,7 +735,9 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         // the specificity of the way that carries most of it (its contexts' smallest)
         pl.specificity = route_spec[ways.front().second];
         pl.waker = routes[ways.front().second].second >= 0;
-        pl.score = pl.specificity * pl.share;
+        pl.vprofiler_score = pl.specificity * pl.share;
+        pl.score =
+            opt.ranking == Ranking::Net ? pl.specificity * pl.contribution : pl.vprofiler_score;
         pl.noise = std::max(std::abs(pl.share), std::abs(pl.contribution)) < opt.noise_share;
         gr.places.push_back(std::move(pl));
       }
@@ -779,7 +790,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         pl.share = varL > 0 ? pl.var_ns2 / varL : 0;
         pl.contribution = varL > 0 ? cov_of(x, L) / varL : 0;
         pl.specificity = wspec[q];
-        pl.score = pl.specificity * pl.share;
+        pl.vprofiler_score = pl.specificity * pl.share;
+        pl.score = pl.specificity * pl.contribution;
         gr.waits.push_back(std::move(pl));
       }
       std::sort(gr.waits.begin(), gr.waits.end(), [](const Place &a, const Place &b) {

@@ -99,6 +99,7 @@ json place_rows(const std::vector<Place> &places, std::size_t max_rows) {
                    {"contribution", p.contribution},
                    {"specificity", p.specificity},
                    {"score", p.score},
+                   {"vprofiler_score", p.vprofiler_score},
                    {"via", via}});
   }
   return out;
@@ -113,8 +114,10 @@ json factor_rows(const GroupResult &g, std::size_t max_rows) {
     const Factor &f = g.factors[i];
     json o{{"name", f.name},
            {"share", f.share},
+           {"net_share", f.net_share},
            {"specificity", f.specificity},
            {"score", f.score},
+           {"vprofiler_score", f.vprofiler_score},
            {"leaf", f.leaf}};
     if (f.has_ci)
       o["ci"] = {f.share_lo, f.share_hi};

@@ -132,23 +132,26 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
   const std::string tree = out.substr(tree_begin);
   out.resize(tree_begin);
   char buf[1024];
+  const bool net = res.ranking == Ranking::Net;
   out += "where the variance comes from, by place (a function, a call of an outside function or a\n"
          "wait, all calling contexts merged; its self time on the critical path; share = its\n"
-         "variance / Var(L), contrib = its covariance with L / Var(L), score = spec x share):\n";
-  std::snprintf(buf, sizeof buf, "%4s %9s %8s %8s %10s %6s  %s\n", "rank", "score", "share",
-                "contrib", "mean", "spec", "place");
+         "variance / Var(L), contrib = its covariance with L / Var(L); ";
+  out += net ? "score = spec x contrib,\nVProfiler's = spec x share):\n"
+             : "score = spec x share,\nVProfiler's ranking):\n";
+  std::snprintf(buf, sizeof buf, "%4s %9s %11s %8s %8s %10s %6s  %s\n", "rank", "score",
+                "VProfiler's", "share", "contrib", "mean", "spec", "place");
   out += buf;
   int prank = 0;
   for (const auto &p : g.places) {
     if (prank >= opt.max_factors)
       break;
     ++prank;
-    std::snprintf(buf, sizeof buf, "%4d %9.3f %8s %8s %10s %6.0f  %s\n", prank, p.score,
-                  pct(p.share).c_str(), pct(p.contribution).c_str(), human_ns(p.mean_ns).c_str(),
-                  p.specificity, p.name.c_str());
+    std::snprintf(buf, sizeof buf, "%4d %9.3f %11.3f %8s %8s %10s %6.0f  %s\n", prank, p.score,
+                  p.vprofiler_score, pct(p.share).c_str(), pct(p.contribution).c_str(),
+                  human_ns(p.mean_ns).c_str(), p.specificity, p.name.c_str());
     out += buf;
     if (std::string via = via_text(p); !via.empty())
-      out += std::string(51, ' ') + via + "\n";
+      out += std::string(63, ' ') + via + "\n";
   }
   if (!g.waits.empty()) {
     out += "\nwaits on the intervals' own path, each with the waker's work it stands for:\n";
@@ -165,10 +168,15 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
       out += buf;
     }
   }
-  out += "\nfactors: the terms of the variance tree, per calling context (score = specificity x\n"
-         "share; covariances counted twice):\n";
-  std::snprintf(buf, sizeof buf, "%4s %9s %8s %-19s %6s %4s  %s\n", "rank", "score", "share",
-                "95% CI", "spec", "leaf", "factor");
+  out +=
+      net ? "\nfactors: the terms of the variance tree, per calling context (covariances counted\n"
+            "twice; net = min(share, Cov(X, parent) / Var(L)), the variance less what its\n"
+            "siblings cancel; score = spec x net, VProfiler's = spec x share):\n"
+          : "\nfactors: the terms of the variance tree, per calling context (covariances counted\n"
+            "twice; net = min(share, Cov(X, parent) / Var(L)); score = spec x share,\n"
+            "VProfiler's ranking):\n";
+  std::snprintf(buf, sizeof buf, "%4s %9s %11s %8s %8s %-19s %6s %4s  %s\n", "rank", "score",
+                "VProfiler's", "share", "net", "95% CI", "spec", "leaf", "factor");
   out += buf;
   int rank = 0;
   for (const auto &f : g.factors) {
@@ -176,9 +184,9 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
       break;
     ++rank;
     std::string ci = f.has_ci ? "[" + pct(f.share_lo) + ", " + pct(f.share_hi) + "]" : "-";
-    std::snprintf(buf, sizeof buf, "%4d %9.3f %8s %-19s %6.0f %4s  %s\n", rank, f.score,
-                  pct(f.share).c_str(), ci.c_str(), f.specificity, f.leaf ? "yes" : "no",
-                  f.name.c_str());
+    std::snprintf(buf, sizeof buf, "%4d %9.3f %11.3f %8s %8s %-19s %6.0f %4s  %s\n", rank, f.score,
+                  f.vprofiler_score, pct(f.share).c_str(), pct(f.net_share).c_str(), ci.c_str(),
+                  f.specificity, f.leaf ? "yes" : "no", f.name.c_str());
     out += buf;
   }
   if (!g.whatifs.empty()) {
@@ -209,7 +217,10 @@ std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
          " intervals, " + std::to_string(res.wake_edges) + " wake-up edges, " +
          std::to_string(res.dropped) + " dropped\n";
   out += "H = " + std::to_string(res.H) +
-         (res.heights_from_db ? " (call-graph heights)" : " (no call graph: node depths)") + "\n";
+         (res.heights_from_db ? " (call-graph heights)" : " (no call graph: node depths)") +
+         (res.ranking == Ranking::Net ? "; ranked by net variance (VProfiler's score beside)"
+                                      : "; ranked by VProfiler's score") +
+         "\n";
   for (const auto &w : res.warnings)
     out += "warning: " + w + "\n";
   out += "\n";
@@ -271,6 +282,7 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
   j["abandoned_frames"] = res.abandoned_frames;
   j["H"] = res.H;
   j["heights_from_db"] = res.heights_from_db;
+  j["ranking"] = res.ranking == Ranking::Net ? "net" : "vprofiler";
   j["warnings"] = res.warnings;
   // what a compact report left out is in the workspace
   j["detail"] = {{"full", opt.full},
@@ -333,8 +345,10 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
              {"a_body", f.a_body},
              {"term_ns2", f.term_ns2},
              {"share", f.share},
+             {"net_share", f.net_share},
              {"specificity", f.specificity},
              {"score", f.score},
+             {"vprofiler_score", f.vprofiler_score},
              {"leaf", f.leaf},
              {"noise", f.noise}};
       if (f.b >= 0) {
@@ -359,6 +373,7 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
                       {"contribution", p.contribution},
                       {"specificity", p.specificity},
                       {"score", p.score},
+                      {"vprofiler_score", p.vprofiler_score},
                       {"waker", p.waker},
                       {"noise", p.noise},
                       {"via", [&] {

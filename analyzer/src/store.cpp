@@ -34,10 +34,10 @@ std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration) {
   double worst = 0;
   for (const auto &g : res.groups)
     worst = std::max(worst, g.max_residual);
-  db.prepare(
-        "INSERT INTO analysis_runs(iteration, trace_dir, records, streams, processes, "
-        "dropped, intervals, intervals_unfinished, wake_edges, root_height, "
-        "ticks_per_second, max_residual, max_stream_records) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)")
+  db.prepare("INSERT INTO analysis_runs(iteration, trace_dir, records, streams, processes, "
+             "dropped, intervals, intervals_unfinished, wake_edges, root_height, "
+             "ticks_per_second, max_residual, max_stream_records, ranking) "
+             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
       .bind(1, iteration)
       .bind(2, res.trace_dir)
       .bind(3, static_cast<std::int64_t>(res.records))
@@ -51,14 +51,16 @@ std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration) {
       .bind(11, res.ticks_per_second)
       .bind(12, worst)
       .bind(13, static_cast<std::int64_t>(res.max_stream_records))
+      .bind(14, res.ranking == Ranking::Net ? "net" : "vprofiler")
       .run();
   std::int64_t run = db.last_insert_rowid();
   auto st_stats = db.prepare("INSERT INTO interval_stats VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   auto st_node = db.prepare("INSERT INTO tree_nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  auto st_factor = db.prepare("INSERT INTO factors VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto st_factor =
+      db.prepare("INSERT INTO factors VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   auto st_whatif = db.prepare("INSERT INTO whatif VALUES (?,?,?,?,?,?,?)");
   auto st_wait = db.prepare("INSERT INTO waits VALUES (?,?,?,?,?,?,?,?,?,?)");
-  auto st_place = db.prepare("INSERT INTO places VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  auto st_place = db.prepare("INSERT INTO places VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   for (const auto &g : res.groups) {
     const auto &l = g.latency;
     st_stats.bind(1, run).bind(2, g.label).bind(3, static_cast<std::int64_t>(l.count));
@@ -104,7 +106,8 @@ std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration) {
         st_factor.bind(14, f.share_lo).bind(15, f.share_hi);
       else
         st_factor.bind_null(14).bind_null(15);
-      st_factor.bind(16, f.specificity).bind(17, f.score).bind(18, f.leaf ? 1 : 0).run();
+      st_factor.bind(16, f.specificity).bind(17, f.score).bind(18, f.leaf ? 1 : 0);
+      st_factor.bind(19, f.net_share).bind(20, f.vprofiler_score).run();
     }
     int prank = 0;
     for (const auto &p : g.places) {
@@ -128,7 +131,7 @@ std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration) {
         st_place.bind(18, p.node);
       else
         st_place.bind_null(18);
-      st_place.run();
+      st_place.bind(19, p.vprofiler_score).run();
     }
     int wrank = 0;
     for (const auto &w : g.waits) {

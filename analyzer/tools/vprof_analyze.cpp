@@ -14,13 +14,14 @@
 namespace {
 
 int usage() {
-  std::fprintf(stderr,
-               "usage: vprof-analyze <trace-dir> [--db FILE] [--store ITERATION] [--json]\n"
-               "                     [--seed N] [--bootstrap N] [--top N]\n"
-               "       vprof-analyze --expand ITERATION --db FILE [-k K] [--max-iterations N]\n"
-               "Analyses a trace directory (report on stdout; --store saves it as a run of the\n"
-               "given plan iteration), or writes the next plan from a stored run (--expand).\n"
-               "Exit status: 0 ok (expand: also when it stops), 1 error, 2 usage.\n");
+  std::fprintf(
+      stderr,
+      "usage: vprof-analyze <trace-dir> [--db FILE] [--store ITERATION] [--json]\n"
+      "                     [--seed N] [--bootstrap N] [--top N] [--ranking net|vprofiler]\n"
+      "       vprof-analyze --expand ITERATION --db FILE [-k K] [--max-iterations N]\n"
+      "Analyses a trace directory (report on stdout; --store saves it as a run of the\n"
+      "given plan iteration), or writes the next plan from a stored run (--expand).\n"
+      "Exit status: 0 ok (expand: also when it stops), 1 error, 2 usage.\n");
   return 2;
 }
 
@@ -58,7 +59,13 @@ int main(int argc, char **argv) {
       opt.seed = static_cast<std::uint64_t>(v);
     else if (a == "--bootstrap" && next(v))
       opt.bootstrap_samples = static_cast<int>(v);
-    else if (a == "--top" && next(v))
+    else if (a == "--ranking" && i + 1 < argc) {
+      std::string r = argv[++i];
+      if (r != "net" && r != "vprofiler")
+        return usage();
+      opt.ranking =
+          r == "net" ? vprof::analyzer::Ranking::Net : vprof::analyzer::Ranking::VProfiler;
+    } else if (a == "--top" && next(v))
       top = v;
     else if (a == "-h" || a == "--help")
       return usage(), 0;

@@ -164,4 +164,75 @@ static inline void acc_report_wakeup(const char *program, const char *cause, con
   fflush(stdout);
 }
 
+/* The critical sections of one lock, for the realised term of a lock convoy (convoy,
+ * spinlock): interval i runs on thread i % threads, the threads' intervals in order; its
+ * begin, lock request, acquisition and critical section [cs_begin, cs_end]. `blocked[i]`
+ * says whether i's acquisition waited (a custom lock knows it went to sleep); NULL: i
+ * waited iff the previous holder still held the lock at i's request (the runtime's
+ * trylock failed, as pthread_mutex_lock's interposer sees it). */
+typedef struct acc_lock_sections {
+  int n, threads;
+  const uint64_t *begin_ns, *req_ns, *acq_ns, *cs_begin_ns, *cs_end_ns;
+  const unsigned char *blocked;
+  int *order, *pos; /* filled by acc_lock_path_times: acquisition order and its inverse */
+} acc_lock_sections;
+
+static const uint64_t *acc_sort_key_;
+static int acc_by_key_(const void *a, const void *b) {
+  uint64_t x = acc_sort_key_[*(const int *)a], y = acc_sort_key_[*(const int *)b];
+  return x < y ? -1 : x > y;
+}
+
+static int acc_lock_waited_(const acc_lock_sections *s, int i) {
+  int k = s->pos[i];
+  if (k == 0)
+    return 0;
+  if (s->blocked)
+    return s->blocked[i] != 0;
+  return s->cs_end_ns[s->order[k - 1]] > s->req_ns[i];
+}
+
+/* The critical-path rule (walk back from the interval's end; where a thread was woken,
+ * jump to the waker at its release; stop at the interval's begin) applied to the holders'
+ * work: self_ns[i] = i's own critical section, waker_ns[i] = the critical sections on the
+ * path between i's begin and its acquisition. Sections never overlap (one lock): in
+ * acquisition order, the section before i's is the one whose release let i in. The path
+ * jumps to that releaser's thread and walks it back to begin(i), taking every one of its
+ * sections there (with lock stealing the releaser may have held the lock twice while i was
+ * blocked); where one of those had waited itself, the path jumps on to its releaser. */
+static inline void acc_lock_path_times(acc_lock_sections *s, double *self_ns, double *waker_ns) {
+  int n = s->n;
+  s->order = (int *)acc_xcalloc(n, sizeof(int));
+  s->pos = (int *)acc_xcalloc(n, sizeof(int));
+  for (int i = 0; i < n; ++i)
+    s->order[i] = i;
+  acc_sort_key_ = s->cs_begin_ns;
+  qsort(s->order, n, sizeof(int), acc_by_key_);
+  for (int k = 0; k < n; ++k)
+    s->pos[s->order[k]] = k;
+  for (int i = 0; i < n; ++i) {
+    double t = 0;
+    uint64_t lo = s->begin_ns[i], hi = s->acq_ns[i];
+    /* j: a section of the thread the path is on */
+    int j = acc_lock_waited_(s, i) ? s->order[s->pos[i] - 1] : -1;
+    while (j >= 0) {
+      int next = -1;
+      for (int k = j; k >= 0 && s->cs_end_ns[k] > lo; k -= s->threads) {
+        uint64_t a = s->cs_begin_ns[k] > lo ? s->cs_begin_ns[k] : lo;
+        uint64_t b = s->cs_end_ns[k] < hi ? s->cs_end_ns[k] : hi;
+        if (b > a)
+          t += (double)(b - a);
+        if (acc_lock_waited_(s, k) && s->acq_ns[k] > lo) { /* blocked here: on to its releaser */
+          hi = s->acq_ns[k];
+          next = s->order[s->pos[k] - 1];
+          break;
+        }
+      }
+      j = next;
+    }
+    self_ns[i] = (double)(s->cs_end_ns[i] - s->cs_begin_ns[i]);
+    waker_ns[i] = t;
+  }
+}
+
 #endif /* VPROF_ACC_COMMON_H */

@@ -62,20 +62,6 @@ static void *worker_main(void *arg) {
   return NULL;
 }
 
-/* Position of each interval's critical section in acquisition order. */
-static int *g_order, *g_pos;
-/* Interval i had to wait (its trylock would have failed, as the runtime's interposer
- * sees it) iff the previous holder still held the lock when i asked for it. */
-static int waited(int i) {
-  int k = g_pos[i];
-  return k > 0 && g_cs_end_ns[g_order[k - 1]] > g_req_ns[i];
-}
-
-static int by_cs_begin(const void *a, const void *b) {
-  uint64_t x = g_cs_begin_ns[*(const int *)a], y = g_cs_begin_ns[*(const int *)b];
-  return x < y ? -1 : x > y;
-}
-
 int main(int argc, char **argv) {
   acc_options o;
   acc_parse(argc, argv, &o, 300);
@@ -105,41 +91,9 @@ int main(int argc, char **argv) {
   for (int t = 0; t < g_threads; ++t)
     pthread_join(tids[t], NULL);
 
-  /* Critical sections never overlap (one mutex): in acquisition order, the section
-   * before s's is the one whose unlock let s in. The path jumps to that releaser's thread
-   * and walks it back to begin(s), taking every one of its sections there (with lock
-   * stealing the releaser may have held the lock twice while s was blocked); where one
-   * of those sections had waited itself, the path jumps on to its releaser. */
-  g_order = acc_xcalloc(g_n, sizeof(int));
-  g_pos = acc_xcalloc(g_n, sizeof(int));
-  for (int i = 0; i < g_n; ++i)
-    g_order[i] = i;
-  qsort(g_order, g_n, sizeof(int), by_cs_begin);
-  for (int k = 0; k < g_n; ++k)
-    g_pos[g_order[k]] = k;
-  for (int i = 0; i < g_n; ++i) {
-    double t = 0;
-    uint64_t lo = g_begin_ns[i], hi = g_acq_ns[i];
-    /* j: a section of the thread the path is on (worker t runs i = t, t + threads...) */
-    int j = waited(i) ? g_order[g_pos[i] - 1] : -1;
-    while (j >= 0) {
-      int next = -1;
-      for (int s = j; s >= 0 && g_cs_end_ns[s] > lo; s -= g_threads) {
-        uint64_t a = g_cs_begin_ns[s] > lo ? g_cs_begin_ns[s] : lo;
-        uint64_t b = g_cs_end_ns[s] < hi ? g_cs_end_ns[s] : hi;
-        if (b > a)
-          t += (double)(b - a);
-        if (waited(s) && g_acq_ns[s] > lo) { /* blocked here: on to its releaser */
-          hi = g_acq_ns[s];
-          next = g_order[g_pos[s] - 1];
-          break;
-        }
-      }
-      j = next;
-    }
-    g_self_ns[i] = (double)(g_cs_end_ns[i] - g_cs_begin_ns[i]);
-    g_waker_ns[i] = t;
-  }
+  acc_lock_sections sections = {g_n,           g_threads,   g_begin_ns, g_req_ns, g_acq_ns,
+                                g_cs_begin_ns, g_cs_end_ns, NULL,       NULL,     NULL};
+  acc_lock_path_times(&sections, g_self_ns, g_waker_ns);
   acc_report_wakeup("convoy", "convoy_holder_work", g_lat_ns, g_self_ns, g_waker_ns, g_n);
   return 0;
 }

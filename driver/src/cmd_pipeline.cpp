@@ -102,6 +102,7 @@ analyzer::AnalyzeOptions analyze_options(const Config &cfg) {
   analyzer::AnalyzeOptions o;
   o.bootstrap_samples = cfg.bootstrap;
   o.seed = cfg.seed;
+  o.ranking = cfg.ranking == "vprofiler" ? analyzer::Ranking::VProfiler : analyzer::Ranking::Net;
   return o;
 }
 

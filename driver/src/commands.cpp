@@ -63,6 +63,12 @@ void add_analyze_flags(CLI::App &sub, Context &ctx) {
            ->check(CLI::Range(0, 100000)),
        ctx, "bootstrap");
   mark(sub.add_option("--seed", ctx.cfg.seed, "bootstrap seed [seed]"), ctx, "seed");
+  mark(sub.add_option("--ranking", ctx.cfg.ranking,
+                      "net: factors by specificity x net share, places by specificity x "
+                      "contribution (default); vprofiler: both by specificity x share, "
+                      "VProfiler's score [ranking]")
+           ->check(CLI::IsMember({"net", "vprofiler"})),
+       ctx, "ranking");
   mark(sub.add_option("--min-intervals", ctx.cfg.min_intervals,
                       "fewer intervals is an error [min_intervals]")
            ->check(CLI::Range(1, 1000000000)),

@@ -32,6 +32,9 @@ const std::vector<ConfigKey> &config_keys() {
       {"final_budget", "the same for the final plan (default 0.02)"},
       {"record_ns", "the cost of one trace record the budgets are counted in, in ns (default "
                     "40: benchmarks/RESULTS.md)"},
+      {"ranking", "how factors and places are ranked: \"net\" (default: specificity x net "
+                  "share / contribution, which compensating siblings cannot fool) or "
+                  "\"vprofiler\" (VProfiler's specificity x share)"},
       {"keep_traces", "true: keep the trace of every iteration (default false: a loop keeps "
                       "the newest two analysed iterations' traces)"},
   };
@@ -90,7 +93,7 @@ void load_config(const fs::path &file, Config &cfg) {
       throw UsageError(where(file, node) + ": unknown key '" + name +
                        "' (known: compile_commands, roots, depth, k, iterations, build, workload, "
                        "bootstrap, seed, min_intervals, prune, allow_fallback, budget, "
-                       "final_budget, record_ns, keep_traces)");
+                       "final_budget, record_ns, ranking, keep_traces)");
     if (name == "compile_commands")
       cfg.compile_commands = get<std::string>(file, key, node, "a string");
     else if (name == "roots") {
@@ -122,7 +125,12 @@ void load_config(const fs::path &file, Config &cfg) {
       cfg.min_intervals = get_positive(file, key, node, 1);
     else if (name == "allow_fallback")
       cfg.allow_fallback = get<bool>(file, key, node, "true or false");
-    else if (name == "keep_traces")
+    else if (name == "ranking") {
+      auto v = get<std::string>(file, key, node, "a string");
+      if (v != "net" && v != "vprofiler")
+        throw UsageError(where(file, node) + ": key 'ranking' must be \"net\" or \"vprofiler\"");
+      cfg.ranking = v;
+    } else if (name == "keep_traces")
       cfg.keep_traces = get<bool>(file, key, node, "true or false");
     else if (name == "budget" || name == "final_budget" || name == "record_ns") {
       auto v = node.value<double>();

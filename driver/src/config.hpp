@@ -44,6 +44,7 @@ struct Config {
   double final_budget = 0.02;  // the final plan's
   double record_ns = 40;       // the cost of one trace record the budgets are counted in
   bool keep_traces = false;    // keep the traces of every iteration (default: the last two)
+  std::string ranking = "net"; // "net" | "vprofiler" (analyzer::Ranking)
 
   std::filesystem::path workspace_dir() const { return root / ".vprof"; }
   std::filesystem::path database() const { return workspace_dir() / "vprof.db"; }

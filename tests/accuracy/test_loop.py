@@ -259,3 +259,23 @@ def test_loop_final_plan_and_without_it(vprof_tools, tmp_path):
     assert "final plan" not in plain["stop"], plain["stop"]
     assert plain["db"].execute(
         "SELECT COUNT(*) FROM plans WHERE final = 1").fetchone()[0] == 0
+
+
+def test_vprofiler_ranking_is_fooled_by_compensating_siblings(vprof_tools, tmp_path):
+    """The `compensate` program under `--ranking vprofiler`: VProfiler's score (specificity
+    x share) puts one of the two stages that split a fixed row budget first — each varies
+    more than the interval — where the default net ranking (test above) names the cause.
+    Both scores are in the stored factors either way."""
+    program = next(p for p in PROGRAMS if p.name == "compensate")
+    res = run_loop(program, tmp_path / "vprofiler", vprof_tools,
+                   loop_args=["--ranking", "vprofiler"])
+    db, run = res["db"], res["run"]
+    assert db.execute("SELECT ranking FROM analysis_runs WHERE id = ?", (run,)).fetchone() == (
+        "vprofiler",)
+    top = res["factors"][0]
+    assert top["name"].startswith(("Var apply_inserts", "Var apply_updates")), top
+    assert top["share"] > 1.0
+    score, vp, net = db.execute(
+        "SELECT score, vprofiler_score, net_share FROM factors WHERE run = ? AND label = '' "
+        "AND rank = 1", (run,)).fetchone()
+    assert score == vp and abs(net) < 0.25 * top["share"]

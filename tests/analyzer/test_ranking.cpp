@@ -13,6 +13,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
+#include <map>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -498,6 +500,7 @@ TEST(Ranking, ANegligibleShareCannotOutrankALargeOneBySpecificity) {
   auto top_name = [](const va::GroupResult &g) { return g.places.front().name; };
   va::AnalyzeOptions scored;
   scored.noise_share = 0; // the plain VProfiler score
+  scored.ranking = va::Ranking::VProfiler;
   scored.bootstrap_samples = 0;
   auto plain = va::analyze(dir / "trace", &db, scored);
   ASSERT_FALSE(plain.groups[0].factors.empty());
@@ -515,4 +518,71 @@ TEST(Ranking, ANegligibleShareCannotOutrankALargeOneBySpecificity) {
   EXPECT_TRUE(c_is_noise);
   EXPECT_EQ(top_name(g), "b");
   EXPECT_TRUE(g.places.back().noise);
+}
+
+// Compensating siblings (issue 12): `split` hands r ticks to stage_a and 400 - r to stage_b,
+// so each varies a lot but their sum is constant; `cause` varies for real. All three sit at
+// the same height. VProfiler's score (specificity x share) ranks the two stages first; the net
+// ranking (a variance term less what the rest of its node cancels, places by contribution)
+// ranks the cause first, as factor and as place.
+TEST(Ranking, CompensatingSiblingsCannotOutrankTheCause) {
+  auto dir = fresh_dir("compensate");
+  TraceBuilder b(1);
+  auto &t = b.thread(1);
+  std::uint64_t now = 0;
+  for (std::uint64_t i = 0; i < 80; ++i) {
+    std::uint64_t r = 20 + (i * 53) % 360, c = 50 + (i * 7) % 120;
+    t.emit(VPROF_REC_INTERVAL_BEGIN, i + 1, now);
+    t.enter(1, now + 1, 1).exit(1, now + 1 + r, 1);
+    now += 1 + r;
+    t.enter(2, now, 1).exit(2, now + 400 - r, 1);
+    now += 400 - r;
+    t.enter(3, now, 1).exit(3, now + c, 1);
+    now += c;
+    t.emit(VPROF_REC_INTERVAL_END, i + 1, now);
+    now += 5;
+  }
+  b.write(dir / "trace");
+  vprof::ws::Database db(dir / "vprof.db");
+  db.exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+          "(1,'txn','txn',1,1,1),(2,'stage_a','stage_a',1,0,0),(3,'stage_b','stage_b',1,0,0),"
+          "(4,'cause','cause',1,0,0);"
+          "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
+          "(1,2,'direct','/s/c.c',5,3),(1,3,'direct','/s/c.c',6,3),(1,4,'direct','/s/c.c',7,3);"
+          "INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) VALUES "
+          "(1,'call',1,2,'stage_a','/s/c.c',5,3),(2,'call',1,3,'stage_b','/s/c.c',6,3),"
+          "(3,'call',1,4,'cause','/s/c.c',7,3);");
+  va::AnalyzeOptions vp;
+  vp.ranking = va::Ranking::VProfiler;
+  vp.bootstrap_samples = 0;
+  auto old = va::analyze(dir / "trace", &db, vp);
+  const auto &og = old.groups[0];
+  ASSERT_FALSE(og.factors.empty());
+  EXPECT_NE(og.factors[0].key, "var:/s3") << "VProfiler's score is fooled by the pair";
+  EXPECT_NE(og.places.front().name, "cause");
+
+  va::AnalyzeOptions net;
+  net.bootstrap_samples = 0;
+  auto res = va::analyze(dir / "trace", &db, net);
+  EXPECT_EQ(res.ranking, va::Ranking::Net);
+  const auto &g = res.groups[0];
+  ASSERT_FALSE(g.factors.empty());
+  EXPECT_EQ(g.factors[0].key, "var:/s3");
+  EXPECT_NEAR(g.factors[0].net_share, g.factors[0].share, 1e-9) << "the cause cancels nothing";
+  EXPECT_EQ(g.places.front().name, "cause");
+  // net share = min(Var(X), Cov(X, T_root)): for stage_a, Var(a) + Cov(a, b) + Cov(a, c)
+  // with Cov(a, b) = -Var(a) (covariance factors are 2 Cov)
+  std::map<std::string, va::Factor> by_key;
+  for (const auto &f : g.factors) {
+    EXPECT_NEAR(f.vprofiler_score, f.specificity * f.share, 1e-12);
+    by_key[f.key] = f;
+  }
+  ASSERT_TRUE(by_key.count("var:/s1") && by_key.count("cov:/s1|/s2") &&
+              by_key.count("cov:/s1|/s3"));
+  const double var_a = by_key["var:/s1"].share;
+  EXPECT_GT(var_a, 1.0) << "stage_a alone varies more than the interval";
+  EXPECT_NEAR(by_key["cov:/s1|/s2"].share, -2 * var_a, 1e-9);
+  EXPECT_NEAR(by_key["var:/s1"].net_share, by_key["cov:/s1|/s3"].share / 2, 1e-9)
+      << "stage_b cancels all of stage_a's variance";
+  EXPECT_LT(std::abs(by_key["var:/s1"].net_share), 0.05);
 }

@@ -35,6 +35,13 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// How factors and places are ranked (docs/statistics.md, "Specificity and score"):
+//  Net       — factors by specificity x net share (a variance term less what its siblings
+//              cancel of it), places by specificity x contribution:
+//              a pair of siblings that compensate each other cannot outrank a real cause;
+//  VProfiler — both by specificity x share, the score of VProfiler (EuroSys'17), for comparison.
+enum class Ranking { Net, VProfiler };
+
 struct AnalyzeOptions {
   int bootstrap_samples = 200;   // resamples for the share confidence intervals (0: none)
   std::uint64_t seed = 1;        // bootstrap RNG seed: same seed, same intervals
@@ -46,6 +53,7 @@ struct AnalyzeOptions {
   // The share of Var(L) below which a factor or place is noise: it ranks after every larger
   // one whatever its specificity (docs/statistics.md, "Noise floor").
   double noise_share = 0.01;
+  Ranking ranking = Ranking::Net;
 };
 
 // One node of the calling-context tree (shared by all groups of one analysis).
@@ -95,9 +103,15 @@ struct Factor {
   double share = 0;                    // term / Var(L)
   double share_lo = 0, share_hi = 0;   // bootstrap interval (equal to share when not computed)
   bool has_ci = false;
-  double specificity = 0, score = 0;
-  bool leaf = false;  // nothing instrumentable below it
-  bool noise = false; // |share| below the group's noise floor: ranked after every other
+  // A variance term Var(X) of node n: min(Var(X), Cov(X, T_n)) / Var(L), the part of X's
+  // variance that reaches n (what the rest of n cancels is taken off); a covariance term:
+  // its share. docs/statistics.md, "Specificity and score".
+  double net_share = 0;
+  double specificity = 0;
+  double score = 0;           // specificity x net_share (Ranking::Net) or x share (VProfiler)
+  double vprofiler_score = 0; // specificity x share, whichever ranking is used
+  bool leaf = false;          // nothing instrumentable below it
+  bool noise = false;         // |share| below the group's noise floor: ranked after every other
 };
 
 // A place: one function, one call of an outside function (fsync in Wal::commit) or one
@@ -114,11 +128,13 @@ struct Place {
   std::int64_t function = 0; // the function behind it (0: outside the program, a wait)
   int contexts = 0;          // tree nodes merged into it (in this group)
   double mean_ns = 0, var_ns2 = 0;
-  double share = 0;                  // Var(X_p) / Var(L)
-  double contribution = 0;           // Cov(X_p, L) / Var(L): all places, untracked time and the
-                                     // root's body sum to 1
-  double specificity = 0, score = 0; // score = specificity x share
-  bool waker = false;                // its largest part is a waker's work (via a wait)
+  double share = 0;        // Var(X_p) / Var(L)
+  double contribution = 0; // Cov(X_p, L) / Var(L): all places, untracked time and the
+                           // root's body sum to 1
+  double specificity = 0;
+  double score = 0;           // specificity x contribution (Ranking::Net) or x share (VProfiler)
+  double vprofiler_score = 0; // specificity x share, whichever ranking is used
+  bool waker = false;         // its largest part is a waker's work (via a wait)
   std::vector<std::pair<std::string, double>> via; // (wait place name or "", contribution)
   // What the key says, typed: the kind, the function that makes the call or waits (Call,
   // Wait), the site of an unknown site, and the tree node (context) carrying most of it.
@@ -171,6 +187,7 @@ struct AnalysisResult {
   double ticks_per_second = 0;
   int H = 0; // the root height used for specificity
   bool heights_from_db = false;
+  Ranking ranking = Ranking::Net; // the rule the factors and places are sorted by
   std::vector<Node> nodes;
   std::vector<GroupResult> groups; // [0] = all intervals, then one per label
   std::vector<std::string> warnings;

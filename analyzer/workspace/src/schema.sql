@@ -98,7 +98,8 @@ CREATE TABLE IF NOT EXISTS analysis_runs(
   root_height          INTEGER NOT NULL,   -- H
   ticks_per_second     REAL NOT NULL,
   max_residual         REAL NOT NULL,      -- worst tree residual over all groups
-  max_stream_records   INTEGER NOT NULL DEFAULT 0 -- the longest stream (records + dropped)
+  max_stream_records   INTEGER NOT NULL DEFAULT 0, -- the longest stream (records + dropped)
+  ranking              TEXT NOT NULL DEFAULT 'net' CHECK(ranking IN ('net', 'vprofiler'))
 );
 CREATE INDEX IF NOT EXISTS analysis_runs_by_iteration ON analysis_runs(iteration);
 
@@ -144,13 +145,15 @@ CREATE TABLE IF NOT EXISTS factors(
   name TEXT NOT NULL,
   term_ns2 REAL NOT NULL,       -- Var, or 2 Cov
   share REAL NOT NULL, share_lo REAL, share_hi REAL,
-  specificity REAL NOT NULL, score REAL NOT NULL,
+  specificity REAL NOT NULL, score REAL NOT NULL, -- score: by the run's ranking (analysis_runs)
   leaf INTEGER NOT NULL,
+  net_share REAL NOT NULL DEFAULT 0,       -- share less half of each negative covariance with a sibling
+  vprofiler_score REAL NOT NULL DEFAULT 0, -- specificity x share (VProfiler's score)
   PRIMARY KEY(run, label, rank)
 );
 
 -- Places per group (a function, an outside call or a wait, all calling contexts merged),
--- ranked by score = specificity x share.
+-- ranked by score = specificity x contribution (ranking "net") or x share ("vprofiler").
 CREATE TABLE IF NOT EXISTS places(
   run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
   label TEXT NOT NULL,
@@ -168,6 +171,7 @@ CREATE TABLE IF NOT EXISTS places(
   place_kind TEXT NOT NULL DEFAULT 'function', -- function|call|site|wait
   holder INTEGER,               -- call, wait: the function whose code makes the call or waits
   node INTEGER,                 -- tree_nodes.node of the context carrying most of it
+  vprofiler_score REAL NOT NULL DEFAULT 0, -- specificity x share (VProfiler's score)
   PRIMARY KEY(run, label, rank)
 );
 

@@ -61,6 +61,13 @@ void add_late_columns(Database &db) {
     db.exec("ALTER TABLE functions ADD COLUMN body INTEGER NOT NULL DEFAULT 1");
   if (!columns_of(db, "calls").empty() && !has_column(db, "calls", "in_loop"))
     db.exec("ALTER TABLE calls ADD COLUMN in_loop INTEGER NOT NULL DEFAULT 0");
+  if (!columns_of(db, "analysis_runs").empty() && !has_column(db, "analysis_runs", "ranking"))
+    db.exec("ALTER TABLE analysis_runs ADD COLUMN ranking TEXT NOT NULL DEFAULT 'net'");
+  if (!columns_of(db, "factors").empty() && !has_column(db, "factors", "net_share"))
+    db.exec("ALTER TABLE factors ADD COLUMN net_share REAL NOT NULL DEFAULT 0;"
+            "ALTER TABLE factors ADD COLUMN vprofiler_score REAL NOT NULL DEFAULT 0");
+  if (!columns_of(db, "places").empty() && !has_column(db, "places", "vprofiler_score"))
+    db.exec("ALTER TABLE places ADD COLUMN vprofiler_score REAL NOT NULL DEFAULT 0");
 }
 
 } // namespace
