@@ -139,12 +139,14 @@ struct Thread {
   std::int64_t wb = 0;
   std::uint8_t wkind = 0;
   std::uint32_t wctx = 0;
+  std::size_t wstack = 0; // frames open when the wait began
   std::uint64_t last_begun = kAnyInterval;
   // A hand-off received since the thread last attached, detached, began or ended an
   // interval, or woke from a wait: an ATTACH that follows it is the receiver taking up the
   // handed-off work, whose edge is the receive's (to the send), not the attach's.
   bool received = false;
-  std::uint64_t trunc_cursor = 0; // absolute index into the truncation list
+  std::int64_t received_send_t = 0; // that hand-off's send time
+  std::uint64_t trunc_cursor = 0;   // absolute index into the truncation list
 
   std::uint32_t cur() const { return stack.empty() ? 0 : stack.back().node; }
   std::int64_t time_of(std::size_t i) const {
@@ -362,10 +364,23 @@ private:
     return t;
   }
 
+  // A probe while blocked ends the wait unseen — except in a custom wait: the user's marks
+  // (vprof_wait_begin/end) enclose the user's own code (a futex wrapper, a spin loop), whose
+  // probes keep the frames right while the time stays the wait's, until the function that
+  // waited returns (a missing vprof_wait_end cannot swallow the rest of the thread).
   void probe(Thread &th, unsigned kind, std::uint64_t arg, std::int64_t t) {
-    if (th.waiting)
-      end_wait(th, t, -1, 0); // a probe while blocked: the wait ended unseen
-    advance(th, t);
+    const bool in_custom_wait = th.waiting && th.wkind == kCustom;
+    if (th.waiting && !in_custom_wait)
+      end_wait(th, t, -1, 0);
+    advance(th, t); // while waiting: only the clock moves
+    update_stack(th, kind, arg);
+    if (in_custom_wait && th.waiting && th.stack.size() < th.wstack)
+      end_wait(th, t, -1, 0);
+  }
+
+  // The probe's effect on the thread's open frames (with the repair rules of
+  // docs/analyzer.md, "Frame repair").
+  void update_stack(Thread &th, unsigned kind, std::uint64_t arg) {
     auto site = static_cast<std::uint32_t>(arg);
     auto depth = static_cast<std::uint32_t>(arg >> 32);
     if (kind == VPROF_REC_ENTER) {
@@ -458,6 +473,7 @@ private:
     th.wb = t;
     th.wkind = k;
     th.wctx = th.cur();
+    th.wstack = th.stack.size();
   }
   void end_wait(Thread &th, std::int64_t t, std::int32_t src, std::int64_t r) {
     th.received = false;
@@ -880,6 +896,7 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
         hop(th, t, s.th, s.t, kAnyInterval, kHandoff);
         ++out_.wake_edges;
         th.received = true;
+        th.received_send_t = s.t;
       }
     }
     break;
@@ -937,6 +954,14 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
       const bool joined_by_handoff = th.received && !oi.holder_detached;
       if (oi.holder >= 0 && oi.holder != ti && !joined_by_handoff)
         hop(th, t, oi.holder, oi.holder_detached ? oi.detach_t : t, arg, kQueue);
+      // The same thread taking the interval up again (an event loop's next step of a
+      // request): the interval waited from its detach, and the thread's work in between
+      // was for others. A hand-off received for it after that detach is the later event,
+      // and its edge stays the path.
+      const bool resumed = oi.holder == ti && oi.holder_detached &&
+                           !(th.received && th.received_send_t >= oi.detach_t);
+      if (resumed)
+        hop(th, t, ti, oi.detach_t, arg, kQueue);
       oi.holder = ti;
       oi.holder_detached = false;
     }

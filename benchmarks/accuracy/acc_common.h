@@ -12,6 +12,7 @@
 #endif
 
 #include <math.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -172,18 +173,45 @@ static inline void acc_report_wakeup(const char *program, const char *cause, con
  * trylock failed, as pthread_mutex_lock's interposer sees it). */
 typedef struct acc_lock_sections {
   int n, threads;
-  const uint64_t *begin_ns, *req_ns, *acq_ns, *cs_begin_ns, *cs_end_ns;
+  uint64_t *begin_ns, *req_ns, *acq_ns, *cs_begin_ns, *cs_end_ns;
   const unsigned char *blocked;
   int *order, *pos; /* filled by acc_lock_path_times: acquisition order and its inverse */
 } acc_lock_sections;
 
+static inline acc_lock_sections acc_lock_sections_new(int n, int threads) {
+  acc_lock_sections s;
+  memset(&s, 0, sizeof s);
+  s.n = n;
+  s.threads = threads;
+  s.begin_ns = (uint64_t *)acc_xcalloc(n, sizeof(uint64_t));
+  s.req_ns = (uint64_t *)acc_xcalloc(n, sizeof(uint64_t));
+  s.acq_ns = (uint64_t *)acc_xcalloc(n, sizeof(uint64_t));
+  s.cs_begin_ns = (uint64_t *)acc_xcalloc(n, sizeof(uint64_t));
+  s.cs_end_ns = (uint64_t *)acc_xcalloc(n, sizeof(uint64_t));
+  return s;
+}
+
+/* Runs `body(t)` on `threads` new threads (t = 0 .. threads - 1) and joins them; exits
+ * with a message naming `program` when one cannot be created. */
+static inline void acc_run_threads(const char *program, int threads, void *(*body)(void *)) {
+  pthread_t *tids = (pthread_t *)acc_xcalloc(threads, sizeof(pthread_t));
+  for (int t = 0; t < threads; ++t)
+    if (pthread_create(&tids[t], NULL, body, (void *)(intptr_t)t) != 0) {
+      fprintf(stderr, "%s: pthread_create failed\n", program);
+      exit(1);
+    }
+  for (int t = 0; t < threads; ++t)
+    pthread_join(tids[t], NULL);
+  free(tids);
+}
+
 static const uint64_t *acc_sort_key_;
-static int acc_by_key_(const void *a, const void *b) {
+static inline int acc_by_key_(const void *a, const void *b) {
   uint64_t x = acc_sort_key_[*(const int *)a], y = acc_sort_key_[*(const int *)b];
   return x < y ? -1 : x > y;
 }
 
-static int acc_lock_waited_(const acc_lock_sections *s, int i) {
+static inline int acc_lock_waited_(const acc_lock_sections *s, int i) {
   int k = s->pos[i];
   if (k == 0)
     return 0;

@@ -16,11 +16,9 @@
  * value is not given (nan) and the realised share is the reference. */
 #include "acc_common.h"
 
-#include <pthread.h>
-
 static double *g_work_u, *g_noise_u;
 static double *g_lat_ns, *g_self_ns, *g_waker_ns;
-static uint64_t *g_begin_ns, *g_req_ns, *g_acq_ns, *g_cs_begin_ns, *g_cs_end_ns;
+static acc_lock_sections g_sec; /* the truth's record of every critical section */
 static int g_n, g_threads;
 static pthread_mutex_t g_table_lock = PTHREAD_MUTEX_INITIALIZER;
 
@@ -33,12 +31,12 @@ void convoy_prepare(int i) {
 void convoy_reply(int i) { ACC_SPIN_UNITS(g_noise_u[i]); }
 
 void convoy_update_table(int i) {
-  g_req_ns[i] = ACC_NOW_NS();
+  g_sec.req_ns[i] = ACC_NOW_NS();
   pthread_mutex_lock(&g_table_lock);
-  g_acq_ns[i] = ACC_NOW_NS();
-  g_cs_begin_ns[i] = g_acq_ns[i];
+  g_sec.acq_ns[i] = ACC_NOW_NS();
+  g_sec.cs_begin_ns[i] = g_sec.acq_ns[i];
   convoy_holder_work(i);
-  g_cs_end_ns[i] = ACC_NOW_NS();
+  g_sec.cs_end_ns[i] = ACC_NOW_NS();
   pthread_mutex_unlock(&g_table_lock);
 }
 
@@ -46,7 +44,7 @@ void convoy_update_table(int i) {
 void handle_update(int i) {
   uint64_t iv;
   uint64_t t0 = ACC_NOW_NS();
-  g_begin_ns[i] = t0;
+  g_sec.begin_ns[i] = t0;
   VPROF_INTERVAL_BEGIN(iv, "update");
   convoy_prepare(i);
   convoy_update_table(i);
@@ -73,27 +71,13 @@ int main(int argc, char **argv) {
   g_lat_ns = acc_xcalloc(g_n, sizeof(double));
   g_self_ns = acc_xcalloc(g_n, sizeof(double));
   g_waker_ns = acc_xcalloc(g_n, sizeof(double));
-  g_begin_ns = acc_xcalloc(g_n, sizeof(uint64_t));
-  g_req_ns = acc_xcalloc(g_n, sizeof(uint64_t));
-  g_acq_ns = acc_xcalloc(g_n, sizeof(uint64_t));
-  g_cs_begin_ns = acc_xcalloc(g_n, sizeof(uint64_t));
-  g_cs_end_ns = acc_xcalloc(g_n, sizeof(uint64_t));
+  g_sec = acc_lock_sections_new(g_n, g_threads);
   for (int i = 0; i < g_n; ++i) {
     g_work_u[i] = acc_uniform(&rng, 20, 300);
     g_noise_u[i] = acc_uniform(&rng, 0, 200);
   }
-  pthread_t *tids = acc_xcalloc(g_threads, sizeof(pthread_t));
-  for (int t = 0; t < g_threads; ++t)
-    if (pthread_create(&tids[t], NULL, worker_main, (void *)(intptr_t)t) != 0) {
-      fprintf(stderr, "convoy: pthread_create failed\n");
-      return 1;
-    }
-  for (int t = 0; t < g_threads; ++t)
-    pthread_join(tids[t], NULL);
-
-  acc_lock_sections sections = {g_n,           g_threads,   g_begin_ns, g_req_ns, g_acq_ns,
-                                g_cs_begin_ns, g_cs_end_ns, NULL,       NULL,     NULL};
-  acc_lock_path_times(&sections, g_self_ns, g_waker_ns);
+  acc_run_threads("convoy", g_threads, worker_main);
+  acc_lock_path_times(&g_sec, g_self_ns, g_waker_ns);
   acc_report_wakeup("convoy", "convoy_holder_work", g_lat_ns, g_self_ns, g_waker_ns, g_n);
   return 0;
 }

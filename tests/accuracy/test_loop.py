@@ -82,7 +82,7 @@ def factor_names_cause(db: sqlite3.Connection, run: int, factor: dict, program) 
 
 def reference_share(db: sqlite3.Connection, run: int, factor: dict, truth: dict) -> float:
     """The realised share the factor must match: the program's `share`; for programs that
-    report the cause in its two calling contexts (convoy, rwlock), the share of the
+    report the cause in its two calling contexts (convoy, customlock, rwlock), the share of the
     context the factor's node lies in: under a wait node -> share_waker, else share_self."""
     if "share_waker" not in truth:
         return truth["share"]

@@ -215,6 +215,101 @@ TEST(CriticalPath, AttachHopsToTheLastDetach) {
   EXPECT_EQ(self_times(eo, 0), (Times{{"/", 10}, {"/s2", 35}, {"/wait:queue", 15}, {"/s1", 30}}));
 }
 
+// An event loop: one thread serves interval 1 in two steps and interval 2 in between.
+// Interval 1's path is its own steps and the wait from its detach to its re-attach; the
+// loop's work for interval 2 in that gap is not part of it.
+TEST(CriticalPath, ReattachOnTheSameThreadSkipsTheWorkForOthers) {
+  auto dir = fresh_dir("event-loop");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 0, 1)
+      .exit(1, 20, 1)
+      .emit(VPROF_REC_DETACH, 1, 20)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 2, 25)
+      .enter(2, 25, 1)
+      .exit(2, 55, 1)
+      .emit(VPROF_REC_DETACH, 2, 55)
+      .emit(VPROF_REC_ATTACH, 1, 60)
+      .enter(3, 60, 1)
+      .exit(3, 70, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 70)
+      .emit(VPROF_REC_ATTACH, 2, 75)
+      .enter(3, 75, 1)
+      .exit(3, 85, 1)
+      .emit(VPROF_REC_INTERVAL_END, 2, 85);
+  b.write(dir);
+  auto eo = run(dir);
+  ASSERT_EQ(eo.intervals.size(), 2u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/s1", 20}, {"/wait:queue", 40}, {"/s3", 10}}));
+  EXPECT_EQ(self_times(eo, 1), (Times{{"/s2", 30}, {"/wait:queue", 20}, {"/s3", 10}}));
+}
+
+// A hand-off received after the thread's own detach is the later event: the path follows
+// the receive to its sender, not the thread's earlier work.
+TEST(CriticalPath, ReattachAfterALaterHandoffFollowsTheSend) {
+  auto dir = fresh_dir("reattach-handoff");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 0, 1)
+      .exit(1, 10, 1)
+      .emit(VPROF_REC_DETACH, 1, 10)
+      .emit(VPROF_REC_HANDOFF_RECV, 0x77, 50)
+      .emit(VPROF_REC_ATTACH, 1, 50)
+      .enter(3, 50, 1)
+      .exit(3, 60, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 60);
+  b.thread(2).enter(5, 0, 1).exit(5, 40, 1).emit(VPROF_REC_HANDOFF_SEND, 0x77, 40);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/s5", 40}, {"/wait:handoff", 10}, {"/s3", 10}}));
+}
+
+// A custom primitive's marked wait holds the user's own code (here a futex wrapper, site
+// 2): its probes do not end the wait, the waker's work fills it, and the wrapper's frame
+// gets none of the blocked time.
+TEST(CriticalPath, ProbesInsideACustomWaitStayInTheWait) {
+  auto dir = fresh_dir("custom-wait");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 5, 1)
+      .emit(VPROF_REC_WAIT_BEGIN, 0xE0, 10)
+      .enter(2, 11, 2)
+      .exit(2, 40, 2)
+      .enter(2, 41, 2)
+      .exit(2, 60, 2)
+      .emit(VPROF_REC_WAIT_END, 0xE0, 62)
+      .exit(1, 70, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 80);
+  b.thread(2).enter(7, 0, 1).emit(VPROF_REC_WAKE, 0xE0, 55).exit(7, 58, 1);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.wake_edges, 1u);
+  EXPECT_EQ(self_times(eo, 0),
+            (Times{{"/", 10}, {"/s1", 8}, {"/s1/wait:custom", 7}, {"/s1/wait:custom/s7", 55}}));
+}
+
+// A custom wait whose end was never marked ends when the function that waited returns.
+TEST(CriticalPath, ACustomWaitEndsWithItsFunction) {
+  auto dir = fresh_dir("custom-wait-unended");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 0, 1)
+      .emit(VPROF_REC_WAIT_BEGIN, 0xE0, 10)
+      .enter(2, 11, 2)
+      .exit(2, 20, 2)
+      .exit(1, 30, 1)
+      .enter(4, 30, 1)
+      .exit(4, 90, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 90);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/s1", 10}, {"/s1/wait:custom", 20}, {"/s4", 60}}));
+}
+
 TEST(CriticalPath, AttachWhileTheBeginnerStillRuns) {
   auto dir = fresh_dir("attach-parallel");
   TraceBuilder b(1);
