@@ -947,11 +947,14 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     auto f = open_.find(arg);
     if (f != open_.end()) {
       OpenInterval &oi = f->second;
-      // Joining an interval whose holder is still attached (a pool worker taking one of
-      // its tasks): when the work came by a hand-off, the receive's edge to the send is
-      // the path; a hop to the holder at this instant would cut it short (the holder is
-      // usually blocked waiting for the very work this thread is about to do).
-      const bool joined_by_handoff = th.received && !oi.holder_detached;
+      // Work that came by a marked hand-off: the receive's edge to the send is the path.
+      // The last holder is no predecessor then: still attached, it is usually blocked
+      // waiting for the very work this thread is about to do (a hop to it at this instant
+      // would cut the path short); detached, it may be a sibling task's worker of the same
+      // interval that finished first, in parallel (a pool's fast task; following its
+      // detach would put its work on the path). Without a hand-off the interval moved from
+      // the last holder: hop to its detach (or to it at this instant).
+      const bool joined_by_handoff = th.received;
       if (oi.holder >= 0 && oi.holder != ti && !joined_by_handoff)
         hop(th, t, oi.holder, oi.holder_detached ? oi.detach_t : t, arg, kQueue);
       // The same thread taking the interval up again (an event loop's next step of a

@@ -1,5 +1,6 @@
 // vprof-analyze: thin front end of vprof::analyzer (the driver's `vprof analyze/expand`
-// call the same functions). Exit 0 ok, 1 bad trace or analysis error, 2 usage.
+// call the same functions). Exit 0 ok, 1 bad trace or analysis error, 2 usage, 4 internal
+// error (docs/cli.md).
 #include "vprof/analyzer.hpp"
 #include "vprof/planner.hpp"
 #include "vprof/trace_reader.hpp"
@@ -21,7 +22,8 @@ int usage() {
       "       vprof-analyze --expand ITERATION --db FILE [-k K] [--max-iterations N]\n"
       "Analyses a trace directory (report on stdout; --store saves it as a run of the\n"
       "given plan iteration), or writes the next plan from a stored run (--expand).\n"
-      "Exit status: 0 ok (expand: also when it stops), 1 error, 2 usage.\n");
+      "Exit status: 0 ok (expand: also when it stops), 1 error, 2 usage, 4 internal error\n"
+      "(a bug in vprof: please report it with the trace).\n");
   return 2;
 }
 
@@ -100,6 +102,10 @@ int main(int argc, char **argv) {
     std::string out =
         json ? vprof::analyzer::render_json(res) + "\n" : vprof::analyzer::render_text(res, ro);
     std::fwrite(out.data(), 1, out.size(), stdout);
+  } catch (const vprof::analyzer::InternalError &e) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "vprof-analyze: internal error: %s\n", e.what());
+    return 4;
   } catch (const std::exception &e) {
     std::fflush(stdout);
     std::fprintf(stderr, "vprof-analyze: error: %s\n", e.what());

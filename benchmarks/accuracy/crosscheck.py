@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import pathlib
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -57,6 +58,7 @@ def crosscheck(p, build, work, depth):
     exe = p.build_make(work / "bin", env=env, make_vars={"CC": str(inst / "vprof-cc"),
                                                          "CXX": str(inst / "vprof-c++")})
     trace = work / "trace"
+    shutil.rmtree(trace, ignore_errors=True)  # a trace directory collects every run's streams
     res = p.run(exe, env={"VPROF_TRACE_DIR": str(trace), "ACC_IO_DIR": str(work)})
     analysis = json.loads(run([build / "benchmarks" / "accuracy" / "acc_analyze", trace, ws_db]))
     top = analysis["groups"][0]["factors"][0]["name"] if analysis["groups"][0]["factors"] else "-"
