@@ -1,9 +1,11 @@
 // Statistics over the engine's per-interval node times: variance trees (Eigen covariance
 // of [children..., body]), factors with specificity and score, bootstrap intervals,
-// what-if estimates and latency statistics (formulas: docs/statistics.md).
+// what-if estimates and latency statistics (formulas: docs/statistics.md). analyze_trace
+// runs the stages of stages.hpp in order.
 #include "vprof/analyzer.hpp"
 
 #include "engine.hpp"
+#include "stages.hpp"
 #include "vprof/trace_reader.hpp"
 #include "vprof/workspace.hpp"
 #include "vprof/workspace_rows.hpp"
@@ -20,11 +22,12 @@
 #include <unordered_map>
 
 namespace vprof::analyzer {
-namespace {
+namespace detail {
 
-using detail::EngineOutput;
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
+
+namespace {
 
 // Linear-interpolation percentile (R type 7) of an unsorted copy.
 double percentile(std::vector<double> v, double p) {
@@ -38,7 +41,9 @@ double percentile(std::vector<double> v, double p) {
 }
 
 double mean_of(const VectorXd &x) { return x.size() ? x.mean() : 0.0; }
-// Population variance / covariance (divide by n): the one estimator used everywhere.
+
+} // namespace
+
 double cov_of(const VectorXd &x, const VectorXd &y) {
   if (x.size() == 0)
     return 0;
@@ -80,23 +85,6 @@ LatencyHistogram latency_histogram(const VectorXd &L) {
   }
   return h;
 }
-
-struct SiteInfo {
-  std::string kind, name;
-  std::int64_t function = 0, callee = 0;
-  int height = -1;
-  bool has_callees = false;
-  bool external = false;   // a call site whose callee has no body in the program
-  bool dispatch = false;   // a virtual or indirect call (several possible targets)
-  std::int64_t caller = 0; // the function the site is in
-  std::string caller_name, callee_name;
-};
-
-struct DbFacts {
-  bool have = false;
-  int H = -1;
-  std::unordered_map<std::int64_t, SiteInfo> sites;
-};
 
 DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
   DbFacts f;
@@ -191,21 +179,6 @@ DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
   return f;
 }
 
-// One term's column source: T of a node, or B (self time) of a node.
-struct Col {
-  int node;
-  bool body;
-};
-
-} // namespace
-
-AnalysisResult analyze(const std::filesystem::path &trace_dir, ws::Database *db,
-                       const AnalyzeOptions &opt) {
-  auto t = trace::Trace::open(trace_dir);
-  return analyze_trace(t, db, opt);
-}
-
-namespace detail {
 EngineOptions engine_options(ws::Database *db) {
   EngineOptions eopt;
   if (db) {
@@ -222,10 +195,10 @@ EngineOptions engine_options(ws::Database *db) {
   }
   return eopt;
 }
-} // namespace detail
 
-AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const AnalyzeOptions &opt) {
-  EngineOutput eo = detail::run_engine(tr, detail::engine_options(db));
+// ---- load -----------------------------------------------------------------------------
+
+AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   AnalysisResult res;
   res.trace_dir = tr.dir().string();
   res.records = eo.records;
@@ -271,12 +244,14 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
   if (eo.unmatched_exits)
     res.warnings.push_back(std::to_string(eo.unmatched_exits) +
                            " probe exits without an open frame");
+  return res;
+}
 
-  // ---- nodes -------------------------------------------------------------------
-  DbFacts facts = read_db(db, eo.nodes);
+// ---- naming and heights ---------------------------------------------------------------
+
+void name_nodes(const EngineOutput &eo, const DbFacts &facts, AnalysisResult &res) {
   const std::size_t N = eo.nodes.size();
   res.nodes.resize(N);
-  int max_depth = 0;
   for (std::size_t i = 0; i < N; ++i) {
     const auto &d = eo.nodes[i];
     Node &n = res.nodes[i];
@@ -290,15 +265,14 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     n.parent = static_cast<int>(d.parent);
     const Node &p = res.nodes[d.parent];
     n.depth = p.depth + 1;
-    max_depth = std::max(max_depth, n.depth);
     std::string prefix = p.path == "/" ? "" : p.path;
-    if (d.label == detail::kLabelUntracked) {
+    if (d.label == kLabelUntracked) {
       n.kind = Node::Kind::Untracked;
       n.name = "(untracked)";
       n.path = prefix + "/untracked";
-    } else if (d.label >= detail::kLabelWaitBase) {
+    } else if (d.label >= kLabelWaitBase) {
       n.kind = Node::Kind::Wait;
-      n.wait = detail::wait_kind_name(static_cast<unsigned>(d.label - detail::kLabelWaitBase));
+      n.wait = wait_kind_name(static_cast<unsigned>(d.label - kLabelWaitBase));
       n.name = "[wait:" + n.wait + "]";
       n.path = prefix + "/wait:" + n.wait;
       n.height = 0;
@@ -316,16 +290,25 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
       }
     }
   }
+}
+
+NodeFacts heights_and_specificity(const DbFacts &facts, AnalysisResult &res) {
+  const std::size_t N = res.nodes.size();
+  NodeFacts nf;
+  int max_depth = 0;
+  for (const auto &n : res.nodes)
+    max_depth = std::max(max_depth, n.depth);
   bool use_db_heights = facts.have && facts.H >= 0;
   res.heights_from_db = use_db_heights;
   // Waker contexts: the nearest wait ancestor of every node and the waker's top frame
   // (the child of that wait node on the path). Node ids grow from parents to children.
-  std::vector<int> wait_anc(N, -1), top_of(N, -1);
+  nf.wait_anc.assign(N, -1);
+  nf.top_of.assign(N, -1);
   for (std::size_t i = 1; i < N; ++i) {
     int p = res.nodes[i].parent;
     bool pw = res.nodes[p].kind == Node::Kind::Wait;
-    wait_anc[i] = pw ? p : wait_anc[p];
-    top_of[i] = pw ? static_cast<int>(i) : top_of[p];
+    nf.wait_anc[i] = pw ? p : nf.wait_anc[p];
+    nf.top_of[i] = pw ? static_cast<int>(i) : nf.top_of[p];
   }
   // H, the root's height: the workspace's value, raised to the height of every function
   // on the interval's own path (outside waker contexts), so that no node there is "above"
@@ -335,11 +318,10 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
   if (use_db_heights) {
     H = facts.H;
     for (std::size_t i = 1; i < N; ++i)
-      if (res.nodes[i].kind == Node::Kind::Site && wait_anc[i] < 0)
+      if (res.nodes[i].kind == Node::Kind::Site && nf.wait_anc[i] < 0)
         H = std::max(H, res.nodes[i].height);
   }
   res.H = H;
-  res.ranking = opt.ranking;
   // h(x): call-graph height of the function behind x (an unknown one: its parent's - 1);
   // a wait node sits one level below its enclosing node; without a call graph, H - depth.
   std::vector<int> hraw(N, 0);
@@ -353,64 +335,45 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     else
       hraw[i] = std::max(0, ph - 1);
   }
-  hraw[0] = H;
+  if (N > 0)
+    hraw[0] = H;
   // specificity per node (docs/statistics.md): the squared distance from the root in
   // call-graph levels, (H - h)^2 on the interval's own path; across a wake-up edge the
   // distance continues into the waker's call tree: dist(x) = dist(w) + (Hw - h(x)), with
   // w the wait node and Hw - 1 the height of the waker's top frame, so the waker's frames
   // are more specific than the wait they explain, deeper ones more so.
-  std::vector<double> dist(N, 0.0), spec(N, 0.0);
+  std::vector<double> dist(N, 0.0);
+  nf.spec.assign(N, 0.0);
   for (std::size_t i = 1; i < N; ++i) {
     const Node &n = res.nodes[i];
-    int w = wait_anc[i];
+    int w = nf.wait_anc[i];
     if (n.kind == Node::Kind::Untracked) {
       dist[i] = w < 0 ? 0.0 : dist[w];
     } else if (w < 0) {
       dist[i] = H - std::clamp(hraw[i], 0, H);
     } else {
-      int hw = std::max(0, hraw[top_of[i]]) + 1;
+      int hw = std::max(0, hraw[nf.top_of[i]]) + 1;
       dist[i] = dist[w] + (hw - std::clamp(hraw[i], 0, hw - 1));
     }
-    spec[i] = dist[i] * dist[i];
+    nf.spec[i] = dist[i] * dist[i];
   }
-  auto spec_of = [&](int node, bool body) {
-    if (body && node == 0)
-      return 0.0;
-    return spec[node];
-  };
-  // children lists of the whole tree
-  std::vector<std::vector<int>> kids(N);
+  nf.kids.assign(N, {});
   for (std::size_t i = 1; i < N; ++i)
-    kids[eo.nodes[i].parent].push_back(static_cast<int>(i));
-  auto is_leaf = [&](int node, bool body) {
-    const Node &n = res.nodes[node];
-    if (body)
-      return node != 0;
-    if (!kids[node].empty())
-      return false;
-    if (n.kind == Node::Kind::Untracked || n.kind == Node::Kind::Wait)
-      return true;
-    if (n.kind == Node::Kind::Site) {
-      auto it = facts.sites.find(n.site);
-      if (it == facts.sites.end() || it->second.kind.empty())
-        return true;
-      // a body: its function's callees can be instrumented; a call site: its callee or
-      // call targets can (not an external function's)
-      return !it->second.has_callees;
-    }
-    return true;
-  };
+    nf.kids[res.nodes[i].parent].push_back(static_cast<int>(i));
+  return nf;
+}
 
-  // ---- places (docs/statistics.md, "Places") ---------------------------------------
-  // Every site and wait node belongs to one place; the root and (untracked) to none. A
-  // call of a function defined in the program belongs to the callee (with its body below
-  // it: one place), a call of an outside function to "callee in caller", a wait to "kind
-  // in the function that waited"; below a wait node, places are the waker's and are kept
-  // apart per wait.
-  std::vector<int> place_of(N, -1);
-  std::vector<std::string> place_key, place_name;
-  std::vector<std::int64_t> place_fn, place_holder, place_site;
-  std::vector<Place::Kind> place_kind;
+// ---- places (docs/statistics.md, "Places") --------------------------------------------
+
+// Every site and wait node belongs to one place; the root and (untracked) to none. A call
+// of a function defined in the program belongs to the callee (with its body below it: one
+// place), a call of an outside function to "callee in caller", a wait to "kind in the
+// function that waited"; below a wait node, places are the waker's and are kept apart per
+// wait.
+PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
+  const std::size_t N = res.nodes.size();
+  PlaceTable pt;
+  pt.place_of.assign(N, -1);
   std::unordered_map<std::string, int> place_index;
   // the function whose code a node's time runs in (key, name); an unknown site stands for
   // itself
@@ -462,473 +425,574 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         encl_fn[i] = si->caller;
       }
     }
-    auto [it, fresh] = place_index.try_emplace(key, static_cast<int>(place_key.size()));
+    auto [it, fresh] = place_index.try_emplace(key, static_cast<int>(pt.key.size()));
     if (fresh) {
-      place_key.push_back(key);
-      place_name.push_back(name);
-      place_fn.push_back(fn);
-      place_holder.push_back(holder);
-      place_site.push_back(psite);
-      place_kind.push_back(pkind);
+      pt.key.push_back(key);
+      pt.name.push_back(name);
+      pt.function.push_back(fn);
+      pt.holder.push_back(holder);
+      pt.site.push_back(psite);
+      pt.kind.push_back(pkind);
     }
-    place_of[i] = it->second;
+    pt.place_of[i] = it->second;
   }
   // how a node reaches the critical path: -1 on the interval's own path, else the place of
   // its outermost wait ancestor (the wait on the own path whose waker's work it is)
-  std::vector<int> via_of(N, -1);
+  pt.via_of.assign(N, -1);
   for (std::size_t i = 1; i < N; ++i) {
     int p = res.nodes[i].parent;
-    via_of[i] = via_of[p] >= 0                          ? via_of[p]
-                : res.nodes[p].kind == Node::Kind::Wait ? place_of[p]
-                                                        : -1;
+    pt.via_of[i] = pt.via_of[p] >= 0                       ? pt.via_of[p]
+                   : res.nodes[p].kind == Node::Kind::Wait ? pt.place_of[p]
+                                                           : -1;
   }
+  return pt;
+}
 
-  // ---- groups ------------------------------------------------------------------
-  std::vector<std::vector<std::uint32_t>> groups(1);
-  std::vector<std::string> group_labels{""};
+// ---- per group ------------------------------------------------------------------------
+
+std::vector<IntervalGroup> interval_groups(const EngineOutput &eo, int min_group_size) {
+  std::vector<IntervalGroup> groups(1);
   std::map<std::uint32_t, std::vector<std::uint32_t>> by_label;
   for (std::uint32_t i = 0; i < eo.intervals.size(); ++i) {
-    groups[0].push_back(i);
+    groups[0].intervals.push_back(i);
     if (eo.intervals[i].label)
       by_label[eo.intervals[i].label].push_back(i);
   }
   for (auto &[l, v] : by_label)
-    if (static_cast<int>(v.size()) >= opt.min_group_size) {
-      groups.push_back(std::move(v));
-      group_labels.push_back(eo.labels[l]);
-    }
+    if (static_cast<int>(v.size()) >= min_group_size)
+      groups.push_back({eo.labels[l], std::move(v)});
+  return groups;
+}
 
+GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> &ivs) {
+  const std::size_t N = eo.nodes.size();
   const double ns_per_tick = 1e9 / eo.ticks_per_second;
-  std::mt19937_64 rng(opt.seed);
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    const auto &ivs = groups[g];
-    GroupResult gr;
-    gr.label = group_labels[g];
-    const Eigen::Index I = static_cast<Eigen::Index>(ivs.size());
-    // columns: nodes seen in this group plus their ancestors, ascending id
-    std::vector<int> col_of(N, -1);
-    std::vector<int> present;
-    for (auto iv : ivs) {
-      const auto &r = eo.intervals[iv];
-      for (std::uint32_t k = 0; k < r.times_n; ++k) {
-        std::uint32_t nd = eo.times[r.times_off + k].node;
-        while (nd != detail::kNoParent && col_of[nd] < 0) {
-          col_of[nd] = 0;
-          present.push_back(static_cast<int>(nd));
-          nd = eo.nodes[nd].parent;
-        }
+  GroupTimes gt;
+  const Eigen::Index I = static_cast<Eigen::Index>(ivs.size());
+  // columns: nodes seen in this group plus their ancestors, ascending id
+  gt.col_of.assign(N, -1);
+  auto &col_of = gt.col_of;
+  auto &present = gt.present;
+  for (auto iv : ivs) {
+    const auto &r = eo.intervals[iv];
+    for (std::uint32_t k = 0; k < r.times_n; ++k) {
+      std::uint32_t nd = eo.times[r.times_off + k].node;
+      while (nd != kNoParent && col_of[nd] < 0) {
+        col_of[nd] = 0;
+        present.push_back(static_cast<int>(nd));
+        nd = eo.nodes[nd].parent;
       }
     }
-    if (col_of[0] < 0) {
-      col_of[0] = 0;
-      present.push_back(0);
+  }
+  if (col_of[0] < 0) {
+    col_of[0] = 0;
+    present.push_back(0);
+  }
+  std::sort(present.begin(), present.end());
+  for (std::size_t c = 0; c < present.size(); ++c)
+    col_of[present[c]] = static_cast<int>(c);
+  const Eigen::Index C = static_cast<Eigen::Index>(present.size());
+  gt.S = MatrixXd::Zero(I, C); // self time = body
+  for (Eigen::Index row = 0; row < I; ++row) {
+    const auto &r = eo.intervals[ivs[row]];
+    for (std::uint32_t k = 0; k < r.times_n; ++k) {
+      const auto &nt = eo.times[r.times_off + k];
+      gt.S(row, col_of[nt.node]) += static_cast<double>(nt.ticks) * ns_per_tick;
     }
-    std::sort(present.begin(), present.end());
-    for (std::size_t c = 0; c < present.size(); ++c)
-      col_of[present[c]] = static_cast<int>(c);
-    const Eigen::Index C = static_cast<Eigen::Index>(present.size());
-    MatrixXd S = MatrixXd::Zero(I, C); // self time = body
-    for (Eigen::Index row = 0; row < I; ++row) {
-      const auto &r = eo.intervals[ivs[row]];
-      for (std::uint32_t k = 0; k < r.times_n; ++k) {
-        const auto &nt = eo.times[r.times_off + k];
-        S(row, col_of[nt.node]) += static_cast<double>(nt.ticks) * ns_per_tick;
-      }
-    }
-    MatrixXd T = S; // inclusive
-    for (Eigen::Index c = C - 1; c > 0; --c) {
-      int parent = static_cast<int>(eo.nodes[present[c]].parent);
-      T.col(col_of[parent]) += T.col(c);
-    }
-    VectorXd L = T.col(col_of[0]);
-    gr.latency = latency_stats(L);
-    gr.histogram = latency_histogram(L);
-    const double varL = gr.latency.var_ns2;
-    auto column = [&](const Col &c) -> VectorXd {
-      return c.body ? VectorXd(S.col(col_of[c.node])) : VectorXd(T.col(col_of[c.node]));
-    };
-    // group-local children
-    std::vector<std::vector<int>> gkids(N);
-    for (Eigen::Index c = 1; c < C; ++c)
-      gkids[eo.nodes[present[c]].parent].push_back(present[c]);
+  }
+  gt.T = gt.S; // inclusive
+  for (Eigen::Index c = C - 1; c > 0; --c) {
+    int parent = static_cast<int>(eo.nodes[present[c]].parent);
+    gt.T.col(col_of[parent]) += gt.T.col(c);
+  }
+  gt.L = gt.T.col(col_of[0]);
+  gt.kids.assign(N, {});
+  for (Eigen::Index c = 1; c < C; ++c)
+    gt.kids[eo.nodes[present[c]].parent].push_back(present[c]);
+  return gt;
+}
 
-    std::vector<Factor> factors;
-    std::vector<std::pair<Col, Col>> factor_cols; // parallel to factors (b.node -1: var)
-    for (Eigen::Index c = 0; c < C; ++c) {
-      int nd = present[c];
-      NodeStats ns;
-      ns.node = nd;
-      VectorXd tn = T.col(c), bn = S.col(c);
-      ns.mean_ns = mean_of(tn);
-      ns.var_ns2 = cov_of(tn, tn);
-      ns.body_mean_ns = mean_of(bn);
-      ns.body_var_ns2 = cov_of(bn, bn);
-      ns.share = varL > 0 ? ns.var_ns2 / varL : 0;
-      ns.contribution = varL > 0 ? cov_of(tn, L) / varL : 0;
-      ns.body_contribution = varL > 0 ? cov_of(bn, L) / varL : 0;
-      const auto &ch = gkids[nd];
-      if (!ch.empty()) {
-        ns.expanded = true;
-        const Eigen::Index k = static_cast<Eigen::Index>(ch.size());
-        MatrixXd X(I, k + 1);
-        std::vector<Col> cols;
-        for (Eigen::Index j = 0; j < k; ++j) {
-          X.col(j) = T.col(col_of[ch[j]]);
-          cols.push_back({ch[j], false});
-        }
-        X.col(k) = bn;
-        cols.push_back({nd, true});
-        MatrixXd Xc = X.rowwise() - X.colwise().mean();
-        MatrixXd Cov = I > 0 ? MatrixXd((Xc.transpose() * Xc) / static_cast<double>(I))
-                             : MatrixXd::Zero(k + 1, k + 1);
-        double total = Cov.sum(), scale = std::max(std::abs(ns.var_ns2), Cov.cwiseAbs().sum());
-        ns.residual = scale > 0 ? std::abs(total - ns.var_ns2) / scale : 0;
-        gr.max_residual = std::max(gr.max_residual, ns.residual);
-        auto key_of = [&](const Col &cc) {
-          return res.nodes[cc.node].path + (cc.body ? "#body" : "");
-        };
-        auto name_of = [&](const Col &cc) {
-          return cc.body ? "body(" + res.nodes[cc.node].name + ")" : res.nodes[cc.node].name;
-        };
-        // the waker's work: say whose wait it fills (the same function appears on the
-        // interval's own path too)
-        auto context_of = [&](int node) {
-          return via_of[node] >= 0 ? "  (waker of " + place_name[via_of[node]] + ")"
-                                   : std::string();
-        };
-        // A call site whose one child is the callee's body: Var of the body is the call's
-        // variance less the probe gap between them, the same factor twice; the call site's
-        // term (one level up, with its position) stands for both.
-        const bool call_with_body = k == 1 && res.nodes[nd].kind == Node::Kind::Site &&
-                                    res.nodes[ch[0]].kind == Node::Kind::Site &&
-                                    res.nodes[nd].function != 0 &&
-                                    res.nodes[ch[0]].function == res.nodes[nd].function &&
-                                    facts.sites.count(res.nodes[ch[0]].site) &&
-                                    facts.sites.at(res.nodes[ch[0]].site).kind == "body";
-        // the part of each member's variance that reaches the node: min(Var(X_i),
-        // Cov(X_i, T_n)) — what the rest of the node cancels (a negative covariance with
-        // it) is taken off; a positive one stays a covariance term of its own
-        VectorXd reaching(k + 1);
-        for (Eigen::Index i = 0; i <= k; ++i)
-          reaching[i] = std::min(Cov(i, i), Cov.row(i).sum());
-        for (Eigen::Index i = 0; i <= k; ++i)
-          for (Eigen::Index j = i; j <= k; ++j) {
-            double term = i == j ? Cov(i, i) : 2 * Cov(i, j);
-            if (term == 0 || (call_with_body && i == 0 && j == 0))
-              continue;
-            Factor f;
-            f.parent = nd;
-            f.a = cols[i].node;
-            f.a_body = cols[i].body;
-            if (i == j) {
-              f.kind = Factor::Kind::Variance;
-              f.key = "var:" + key_of(cols[i]);
-              f.name = "Var " + name_of(cols[i]) + context_of(f.a);
-              f.specificity = spec_of(f.a, f.a_body);
-              f.leaf = is_leaf(f.a, f.a_body);
-            } else {
-              f.kind = Factor::Kind::Covariance;
-              f.b = cols[j].node;
-              f.b_body = cols[j].body;
-              f.key = "cov:" + key_of(cols[i]) + "|" + key_of(cols[j]);
-              f.name = "Cov " + name_of(cols[i]) + ", " + name_of(cols[j]) + context_of(f.a);
-              f.specificity = std::min(spec_of(f.a, f.a_body), spec_of(f.b, f.b_body));
-              f.leaf = is_leaf(f.a, f.a_body) && is_leaf(f.b, f.b_body);
-            }
-            f.term_ns2 = term;
-            f.share = varL > 0 ? term / varL : 0;
-            f.share_lo = f.share_hi = f.share;
-            f.net_share = i != j ? f.share : varL > 0 ? reaching[i] / varL : 0;
-            f.vprofiler_score = f.specificity * f.share;
-            f.score = opt.ranking == Ranking::Net ? f.specificity * f.net_share : f.vprofiler_score;
-            f.noise = std::abs(f.share) < opt.noise_share;
-            factors.push_back(f);
-            factor_cols.push_back({cols[i], i == j ? Col{-1, false} : cols[j]});
+VectorXd column(const GroupTimes &gt, const Col &c) {
+  return c.body ? VectorXd(gt.S.col(gt.col_of[c.node])) : VectorXd(gt.T.col(gt.col_of[c.node]));
+}
+
+// ---- trees ----------------------------------------------------------------------------
+
+Terms variance_trees(const AnalysisResult &res, const DbFacts &facts, const NodeFacts &nf,
+                     const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions &opt,
+                     GroupResult &gr) {
+  const Eigen::Index I = gt.L.size(), C = static_cast<Eigen::Index>(gt.present.size());
+  const auto &S = gt.S;
+  const auto &T = gt.T;
+  const auto &L = gt.L;
+  const double varL = gr.latency.var_ns2;
+  auto spec_of = [&](int node, bool body) { return body && node == 0 ? 0.0 : nf.spec[node]; };
+  auto is_leaf = [&](int node, bool body) {
+    const Node &n = res.nodes[node];
+    if (body)
+      return node != 0;
+    if (!nf.kids[node].empty())
+      return false;
+    if (n.kind == Node::Kind::Untracked || n.kind == Node::Kind::Wait)
+      return true;
+    if (n.kind == Node::Kind::Site) {
+      auto it = facts.sites.find(n.site);
+      if (it == facts.sites.end() || it->second.kind.empty())
+        return true;
+      // a body: its function's callees can be instrumented; a call site: its callee or
+      // call targets can (not an external function's)
+      return !it->second.has_callees;
+    }
+    return true;
+  };
+  Terms terms;
+  auto &factors = terms.factors;
+  auto &factor_cols = terms.cols;
+  for (Eigen::Index c = 0; c < C; ++c) {
+    int nd = gt.present[c];
+    NodeStats ns;
+    ns.node = nd;
+    VectorXd tn = T.col(c), bn = S.col(c);
+    ns.mean_ns = mean_of(tn);
+    ns.var_ns2 = cov_of(tn, tn);
+    ns.body_mean_ns = mean_of(bn);
+    ns.body_var_ns2 = cov_of(bn, bn);
+    ns.share = varL > 0 ? ns.var_ns2 / varL : 0;
+    ns.contribution = varL > 0 ? cov_of(tn, L) / varL : 0;
+    ns.body_contribution = varL > 0 ? cov_of(bn, L) / varL : 0;
+    const auto &ch = gt.kids[nd];
+    if (!ch.empty()) {
+      ns.expanded = true;
+      const Eigen::Index k = static_cast<Eigen::Index>(ch.size());
+      MatrixXd X(I, k + 1);
+      std::vector<Col> cols;
+      for (Eigen::Index j = 0; j < k; ++j) {
+        X.col(j) = T.col(gt.col_of[ch[j]]);
+        cols.push_back({ch[j], false});
+      }
+      X.col(k) = bn;
+      cols.push_back({nd, true});
+      MatrixXd Xc = X.rowwise() - X.colwise().mean();
+      MatrixXd Cov = I > 0 ? MatrixXd((Xc.transpose() * Xc) / static_cast<double>(I))
+                           : MatrixXd::Zero(k + 1, k + 1);
+      double total = Cov.sum(), scale = std::max(std::abs(ns.var_ns2), Cov.cwiseAbs().sum());
+      ns.residual = scale > 0 ? std::abs(total - ns.var_ns2) / scale : 0;
+      gr.max_residual = std::max(gr.max_residual, ns.residual);
+      auto key_of = [&](const Col &cc) {
+        return res.nodes[cc.node].path + (cc.body ? "#body" : "");
+      };
+      auto name_of = [&](const Col &cc) {
+        return cc.body ? "body(" + res.nodes[cc.node].name + ")" : res.nodes[cc.node].name;
+      };
+      // the waker's work: say whose wait it fills (the same function appears on the
+      // interval's own path too)
+      auto context_of = [&](int node) {
+        return pt.via_of[node] >= 0 ? "  (waker of " + pt.name[pt.via_of[node]] + ")"
+                                    : std::string();
+      };
+      // A call site whose one child is the callee's body: Var of the body is the call's
+      // variance less the probe gap between them, the same factor twice; the call site's
+      // term (one level up, with its position) stands for both.
+      const bool call_with_body = k == 1 && res.nodes[nd].kind == Node::Kind::Site &&
+                                  res.nodes[ch[0]].kind == Node::Kind::Site &&
+                                  res.nodes[nd].function != 0 &&
+                                  res.nodes[ch[0]].function == res.nodes[nd].function &&
+                                  facts.sites.count(res.nodes[ch[0]].site) &&
+                                  facts.sites.at(res.nodes[ch[0]].site).kind == "body";
+      // the part of each member's variance that reaches the node: min(Var(X_i),
+      // Cov(X_i, T_n)) — what the rest of the node cancels (a negative covariance with
+      // it) is taken off; a positive one stays a covariance term of its own
+      VectorXd reaching(k + 1);
+      for (Eigen::Index i = 0; i <= k; ++i)
+        reaching[i] = std::min(Cov(i, i), Cov.row(i).sum());
+      for (Eigen::Index i = 0; i <= k; ++i)
+        for (Eigen::Index j = i; j <= k; ++j) {
+          double term = i == j ? Cov(i, i) : 2 * Cov(i, j);
+          if (term == 0 || (call_with_body && i == 0 && j == 0))
+            continue;
+          Factor f;
+          f.parent = nd;
+          f.a = cols[i].node;
+          f.a_body = cols[i].body;
+          if (i == j) {
+            f.kind = Factor::Kind::Variance;
+            f.key = "var:" + key_of(cols[i]);
+            f.name = "Var " + name_of(cols[i]) + context_of(f.a);
+            f.specificity = spec_of(f.a, f.a_body);
+            f.leaf = is_leaf(f.a, f.a_body);
+          } else {
+            f.kind = Factor::Kind::Covariance;
+            f.b = cols[j].node;
+            f.b_body = cols[j].body;
+            f.key = "cov:" + key_of(cols[i]) + "|" + key_of(cols[j]);
+            f.name = "Cov " + name_of(cols[i]) + ", " + name_of(cols[j]) + context_of(f.a);
+            f.specificity = std::min(spec_of(f.a, f.a_body), spec_of(f.b, f.b_body));
+            f.leaf = is_leaf(f.a, f.a_body) && is_leaf(f.b, f.b_body);
           }
-      }
-      gr.nodes.push_back(ns);
+          f.term_ns2 = term;
+          f.share = varL > 0 ? term / varL : 0;
+          f.share_lo = f.share_hi = f.share;
+          f.net_share = i != j ? f.share : varL > 0 ? reaching[i] / varL : 0;
+          f.vprofiler_score = f.specificity * f.share;
+          f.score = opt.ranking == Ranking::Net ? f.specificity * f.net_share : f.vprofiler_score;
+          f.noise = std::abs(f.share) < opt.noise_share;
+          factors.push_back(f);
+          factor_cols.push_back({cols[i], i == j ? Col{-1, false} : cols[j]});
+        }
     }
-    // places: X_p = the self times of p's nodes (a leaf's self time is its whole time)
-    {
-      std::vector<int> gplace(place_key.size(), -1), plist;
-      for (Eigen::Index c = 1; c < C; ++c) {
-        int p = place_of[present[c]];
-        if (p >= 0 && gplace[p] < 0) {
-          gplace[p] = static_cast<int>(plist.size());
-          plist.push_back(p);
-        }
-      }
-      const Eigen::Index P = static_cast<Eigen::Index>(plist.size());
-      MatrixXd X = MatrixXd::Zero(I, P);
-      std::vector<int> contexts(plist.size(), 0);
-      // the same split by the way the place reaches the critical path (own path or one
-      // wait's waker): its contributions and the specificity of each way
-      std::map<std::pair<int, int>, int> route_col;
-      std::vector<std::pair<int, int>> routes;
-      std::vector<double> route_spec;
-      for (Eigen::Index c = 1; c < C; ++c) {
-        int nd = present[c];
-        int p = place_of[nd];
-        if (p < 0)
-          continue;
-        X.col(gplace[p]) += S.col(c);
-        ++contexts[gplace[p]];
-        auto [it, fresh] =
-            route_col.try_emplace({gplace[p], via_of[nd]}, static_cast<int>(routes.size()));
-        if (fresh) {
-          routes.push_back({gplace[p], via_of[nd]});
-          route_spec.push_back(spec[nd]);
-        }
-        route_spec[it->second] = std::min(route_spec[it->second], spec[nd]);
-      }
-      MatrixXd R = MatrixXd::Zero(I, static_cast<Eigen::Index>(routes.size()));
-      for (Eigen::Index c = 1; c < C; ++c) {
-        int nd = present[c];
-        if (place_of[nd] >= 0)
-          R.col(route_col[{gplace[place_of[nd]], via_of[nd]}]) += S.col(c);
-      }
-      // the context (node) carrying most of each place's contribution
-      std::vector<int> best_node(plist.size(), -1);
-      std::vector<double> best_cov(plist.size(), -std::numeric_limits<double>::infinity());
-      for (Eigen::Index c = 1; c < C; ++c) {
-        int nd = present[c];
-        if (place_of[nd] < 0)
-          continue;
-        int q = gplace[place_of[nd]];
-        VectorXd x = S.col(c);
-        double cv = cov_of(x, L);
-        if (cv > best_cov[static_cast<std::size_t>(q)]) {
-          best_cov[static_cast<std::size_t>(q)] = cv;
-          best_node[static_cast<std::size_t>(q)] = nd;
-        }
-      }
-      std::vector<std::vector<std::pair<double, int>>> by_place(plist.size()); // (contrib, route)
-      for (std::size_t r = 0; r < routes.size(); ++r) {
-        VectorXd x = R.col(static_cast<Eigen::Index>(r));
-        by_place[routes[r].first].push_back(
-            {varL > 0 ? cov_of(x, L) / varL : 0, static_cast<int>(r)});
-      }
-      for (Eigen::Index q = 0; q < P; ++q) {
-        int p = plist[q];
-        VectorXd x = X.col(q);
-        Place pl;
-        pl.key = place_key[p];
-        pl.name = place_name[p];
-        pl.function = place_fn[p];
-        pl.kind = place_kind[p];
-        pl.holder = place_holder[p];
-        pl.site = place_site[p];
-        pl.node = best_node[q];
-        pl.contexts = contexts[q];
-        pl.mean_ns = mean_of(x);
-        pl.var_ns2 = cov_of(x, x);
-        pl.share = varL > 0 ? pl.var_ns2 / varL : 0;
-        pl.contribution = varL > 0 ? cov_of(x, L) / varL : 0;
-        auto &ways = by_place[q];
-        std::sort(ways.begin(), ways.end(), [&](const auto &a, const auto &b) {
-          return a.first != b.first ? a.first > b.first : a.second < b.second;
-        });
-        for (const auto &[contrib, r] : ways) {
-          int w = routes[r].second;
-          pl.via.push_back({w < 0 ? "" : place_name[w], contrib});
-        }
-        // the specificity of the way that carries most of it (its contexts' smallest)
-        pl.specificity = route_spec[ways.front().second];
-        pl.waker = routes[ways.front().second].second >= 0;
-        pl.vprofiler_score = pl.specificity * pl.share;
-        pl.score =
-            opt.ranking == Ranking::Net ? pl.specificity * pl.contribution : pl.vprofiler_score;
-        pl.noise = std::max(std::abs(pl.share), std::abs(pl.contribution)) < opt.noise_share;
-        gr.places.push_back(std::move(pl));
-      }
-      std::sort(gr.places.begin(), gr.places.end(), [](const Place &a, const Place &b) {
-        if (a.noise != b.noise)
-          return b.noise;
-        if (a.score != b.score)
-          return a.score > b.score;
-        if (a.share != b.share)
-          return a.share > b.share;
-        return a.key < b.key;
-      });
-      if (gr.places.size() > opt.max_factors)
-        gr.places.resize(opt.max_factors);
-      // waits on the interval's own path, each with the waker's work below it (T, not the
-      // self time): how much of Var(L) each kind of waiting stands for
-      std::vector<int> gw(place_key.size(), -1), wlist;
-      for (Eigen::Index c = 1; c < C; ++c) {
-        int nd = present[c];
-        if (res.nodes[nd].kind != Node::Kind::Wait || wait_anc[nd] >= 0)
-          continue;
-        int p = place_of[nd];
-        if (gw[p] < 0) {
-          gw[p] = static_cast<int>(wlist.size());
-          wlist.push_back(p);
-        }
-      }
-      MatrixXd W = MatrixXd::Zero(I, static_cast<Eigen::Index>(wlist.size()));
-      std::vector<int> wctx(wlist.size(), 0);
-      std::vector<double> wspec(wlist.size(), std::numeric_limits<double>::infinity());
-      for (Eigen::Index c = 1; c < C; ++c) {
-        int nd = present[c];
-        if (res.nodes[nd].kind != Node::Kind::Wait || wait_anc[nd] >= 0)
-          continue;
-        int q = gw[place_of[nd]];
-        W.col(q) += T.col(c);
-        ++wctx[q];
-        wspec[q] = std::min(wspec[q], spec[nd]);
-      }
-      for (std::size_t q = 0; q < wlist.size(); ++q) {
-        VectorXd x = W.col(static_cast<Eigen::Index>(q));
-        Place pl;
-        pl.key = place_key[wlist[q]];
-        pl.name = place_name[wlist[q]];
-        pl.kind = Place::Kind::Wait;
-        pl.holder = place_holder[wlist[q]];
-        pl.contexts = wctx[q];
-        pl.mean_ns = mean_of(x);
-        pl.var_ns2 = cov_of(x, x);
-        pl.share = varL > 0 ? pl.var_ns2 / varL : 0;
-        pl.contribution = varL > 0 ? cov_of(x, L) / varL : 0;
-        pl.specificity = wspec[q];
-        pl.vprofiler_score = pl.specificity * pl.share;
-        pl.score = pl.specificity * pl.contribution;
-        gr.waits.push_back(std::move(pl));
-      }
-      std::sort(gr.waits.begin(), gr.waits.end(), [](const Place &a, const Place &b) {
-        if (a.contribution != b.contribution)
-          return a.contribution > b.contribution;
-        return a.key < b.key;
-      });
+    gr.nodes.push_back(ns);
+  }
+  return terms;
+}
+
+// ---- places and waits -----------------------------------------------------------------
+
+// X_p = the self times of p's nodes (a leaf's self time is its whole time).
+void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt,
+                 const AnalyzeOptions &opt, GroupResult &gr) {
+  const Eigen::Index I = gt.L.size(), C = static_cast<Eigen::Index>(gt.present.size());
+  const auto &S = gt.S;
+  const auto &L = gt.L;
+  const double varL = gr.latency.var_ns2;
+  std::vector<int> gplace(pt.key.size(), -1), plist;
+  for (Eigen::Index c = 1; c < C; ++c) {
+    int p = pt.place_of[gt.present[c]];
+    if (p >= 0 && gplace[p] < 0) {
+      gplace[p] = static_cast<int>(plist.size());
+      plist.push_back(p);
     }
-    // rank
-    std::vector<std::size_t> order(factors.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
-      const Factor &a = factors[x], &b = factors[y];
-      if (a.noise != b.noise)
-        return b.noise;
-      if (a.score != b.score)
-        return a.score > b.score;
-      // equal scores: the deeper (more specific in context) term first
-      int da = std::max(res.nodes[a.a].depth, a.b >= 0 ? res.nodes[a.b].depth : 0);
-      int db = std::max(res.nodes[b.a].depth, b.b >= 0 ? res.nodes[b.b].depth : 0);
-      if (da != db)
-        return da > db;
-      if (std::abs(a.share) != std::abs(b.share))
-        return std::abs(a.share) > std::abs(b.share);
-      return a.key < b.key;
+  }
+  const Eigen::Index P = static_cast<Eigen::Index>(plist.size());
+  MatrixXd X = MatrixXd::Zero(I, P);
+  std::vector<int> contexts(plist.size(), 0);
+  // the same split by the way the place reaches the critical path (own path or one
+  // wait's waker): its contributions and the specificity of each way
+  std::map<std::pair<int, int>, int> route_col;
+  std::vector<std::pair<int, int>> routes;
+  std::vector<double> route_spec;
+  for (Eigen::Index c = 1; c < C; ++c) {
+    int nd = gt.present[c];
+    int p = pt.place_of[nd];
+    if (p < 0)
+      continue;
+    X.col(gplace[p]) += S.col(c);
+    ++contexts[gplace[p]];
+    auto [it, fresh] =
+        route_col.try_emplace({gplace[p], pt.via_of[nd]}, static_cast<int>(routes.size()));
+    if (fresh) {
+      routes.push_back({gplace[p], pt.via_of[nd]});
+      route_spec.push_back(nf.spec[nd]);
+    }
+    route_spec[it->second] = std::min(route_spec[it->second], nf.spec[nd]);
+  }
+  MatrixXd R = MatrixXd::Zero(I, static_cast<Eigen::Index>(routes.size()));
+  for (Eigen::Index c = 1; c < C; ++c) {
+    int nd = gt.present[c];
+    if (pt.place_of[nd] >= 0)
+      R.col(route_col[{gplace[pt.place_of[nd]], pt.via_of[nd]}]) += S.col(c);
+  }
+  // the context (node) carrying most of each place's contribution
+  std::vector<int> best_node(plist.size(), -1);
+  std::vector<double> best_cov(plist.size(), -std::numeric_limits<double>::infinity());
+  for (Eigen::Index c = 1; c < C; ++c) {
+    int nd = gt.present[c];
+    if (pt.place_of[nd] < 0)
+      continue;
+    int q = gplace[pt.place_of[nd]];
+    VectorXd x = S.col(c);
+    double cv = cov_of(x, L);
+    if (cv > best_cov[static_cast<std::size_t>(q)]) {
+      best_cov[static_cast<std::size_t>(q)] = cv;
+      best_node[static_cast<std::size_t>(q)] = nd;
+    }
+  }
+  std::vector<std::vector<std::pair<double, int>>> by_place(plist.size()); // (contrib, route)
+  for (std::size_t r = 0; r < routes.size(); ++r) {
+    VectorXd x = R.col(static_cast<Eigen::Index>(r));
+    by_place[routes[r].first].push_back({varL > 0 ? cov_of(x, L) / varL : 0, static_cast<int>(r)});
+  }
+  for (Eigen::Index q = 0; q < P; ++q) {
+    int p = plist[q];
+    VectorXd x = X.col(q);
+    Place pl;
+    pl.key = pt.key[p];
+    pl.name = pt.name[p];
+    pl.function = pt.function[p];
+    pl.kind = pt.kind[p];
+    pl.holder = pt.holder[p];
+    pl.site = pt.site[p];
+    pl.node = best_node[q];
+    pl.contexts = contexts[q];
+    pl.mean_ns = mean_of(x);
+    pl.var_ns2 = cov_of(x, x);
+    pl.share = varL > 0 ? pl.var_ns2 / varL : 0;
+    pl.contribution = varL > 0 ? cov_of(x, L) / varL : 0;
+    auto &ways = by_place[q];
+    std::sort(ways.begin(), ways.end(), [&](const auto &a, const auto &b) {
+      return a.first != b.first ? a.first > b.first : a.second < b.second;
     });
-    if (order.size() > opt.max_factors)
-      order.resize(opt.max_factors);
-    for (std::size_t r = 0; r < order.size(); ++r)
-      gr.factors.push_back(factors[order[r]]);
+    for (const auto &[contrib, r] : ways) {
+      int w = routes[r].second;
+      pl.via.push_back({w < 0 ? "" : pt.name[w], contrib});
+    }
+    // the specificity of the way that carries most of it (its contexts' smallest)
+    pl.specificity = route_spec[ways.front().second];
+    pl.waker = routes[ways.front().second].second >= 0;
+    pl.vprofiler_score = pl.specificity * pl.share;
+    pl.score = opt.ranking == Ranking::Net ? pl.specificity * pl.contribution : pl.vprofiler_score;
+    pl.noise = std::max(std::abs(pl.share), std::abs(pl.contribution)) < opt.noise_share;
+    gr.places.push_back(std::move(pl));
+  }
+  std::sort(gr.places.begin(), gr.places.end(), [](const Place &a, const Place &b) {
+    if (a.noise != b.noise)
+      return b.noise;
+    if (a.score != b.score)
+      return a.score > b.score;
+    if (a.share != b.share)
+      return a.share > b.share;
+    return a.key < b.key;
+  });
+  if (gr.places.size() > opt.max_factors)
+    gr.places.resize(opt.max_factors);
+}
 
-    // bootstrap percentile intervals for the top factors' shares
-    int nci = std::min<int>(opt.ci_factors, static_cast<int>(order.size()));
-    // Cost is samples x factors x intervals: past ~4e8 element visits (a few seconds) the
-    // number of samples is reduced, never below 50 (reported in the warnings).
-    int samples = opt.bootstrap_samples;
-    if (samples > 50 && static_cast<double>(samples) * nci * static_cast<double>(I) > 4e8) {
-      samples =
-          std::max(50, static_cast<int>(4e8 / (static_cast<double>(nci) * static_cast<double>(I))));
-      res.warnings.push_back("group '" + gr.label + "': bootstrap reduced to " +
-                             std::to_string(samples) + " samples (" + std::to_string(I) +
-                             " intervals)");
+// The waits on the interval's own path, each with the waker's work below it (T, not the
+// self time): how much of Var(L) each kind of waiting stands for.
+void wait_stats(const AnalysisResult &res, const NodeFacts &nf, const PlaceTable &pt,
+                const GroupTimes &gt, GroupResult &gr) {
+  const Eigen::Index I = gt.L.size(), C = static_cast<Eigen::Index>(gt.present.size());
+  const auto &T = gt.T;
+  const auto &L = gt.L;
+  const double varL = gr.latency.var_ns2;
+  std::vector<int> gw(pt.key.size(), -1), wlist;
+  for (Eigen::Index c = 1; c < C; ++c) {
+    int nd = gt.present[c];
+    if (res.nodes[nd].kind != Node::Kind::Wait || nf.wait_anc[nd] >= 0)
+      continue;
+    int p = pt.place_of[nd];
+    if (gw[p] < 0) {
+      gw[p] = static_cast<int>(wlist.size());
+      wlist.push_back(p);
     }
-    if (samples > 0 && nci > 0 && I > 1) {
-      std::vector<std::pair<VectorXd, VectorXd>> xs;
-      for (int r = 0; r < nci; ++r) {
-        const auto &fc = factor_cols[order[r]];
-        xs.push_back(
-            {column(fc.first), fc.second.node >= 0 ? column(fc.second) : column(fc.first)});
+  }
+  MatrixXd W = MatrixXd::Zero(I, static_cast<Eigen::Index>(wlist.size()));
+  std::vector<int> wctx(wlist.size(), 0);
+  std::vector<double> wspec(wlist.size(), std::numeric_limits<double>::infinity());
+  for (Eigen::Index c = 1; c < C; ++c) {
+    int nd = gt.present[c];
+    if (res.nodes[nd].kind != Node::Kind::Wait || nf.wait_anc[nd] >= 0)
+      continue;
+    int q = gw[pt.place_of[nd]];
+    W.col(q) += T.col(c);
+    ++wctx[q];
+    wspec[q] = std::min(wspec[q], nf.spec[nd]);
+  }
+  for (std::size_t q = 0; q < wlist.size(); ++q) {
+    VectorXd x = W.col(static_cast<Eigen::Index>(q));
+    Place pl;
+    pl.key = pt.key[wlist[q]];
+    pl.name = pt.name[wlist[q]];
+    pl.kind = Place::Kind::Wait;
+    pl.holder = pt.holder[wlist[q]];
+    pl.contexts = wctx[q];
+    pl.mean_ns = mean_of(x);
+    pl.var_ns2 = cov_of(x, x);
+    pl.share = varL > 0 ? pl.var_ns2 / varL : 0;
+    pl.contribution = varL > 0 ? cov_of(x, L) / varL : 0;
+    pl.specificity = wspec[q];
+    pl.vprofiler_score = pl.specificity * pl.share;
+    pl.score = pl.specificity * pl.contribution;
+    gr.waits.push_back(std::move(pl));
+  }
+  std::sort(gr.waits.begin(), gr.waits.end(), [](const Place &a, const Place &b) {
+    if (a.contribution != b.contribution)
+      return a.contribution > b.contribution;
+    return a.key < b.key;
+  });
+}
+
+// ---- ranking --------------------------------------------------------------------------
+
+std::vector<std::size_t> rank_factors(const AnalysisResult &res, const std::vector<Factor> &factors,
+                                      std::size_t max_factors) {
+  std::vector<std::size_t> order(factors.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
+    const Factor &a = factors[x], &b = factors[y];
+    if (a.noise != b.noise)
+      return b.noise;
+    if (a.score != b.score)
+      return a.score > b.score;
+    // equal scores: the deeper (more specific in context) term first
+    int da = std::max(res.nodes[a.a].depth, a.b >= 0 ? res.nodes[a.b].depth : 0);
+    int db = std::max(res.nodes[b.a].depth, b.b >= 0 ? res.nodes[b.b].depth : 0);
+    if (da != db)
+      return da > db;
+    if (std::abs(a.share) != std::abs(b.share))
+      return std::abs(a.share) > std::abs(b.share);
+    return a.key < b.key;
+  });
+  if (order.size() > max_factors)
+    order.resize(max_factors);
+  return order;
+}
+
+// ---- bootstrap ------------------------------------------------------------------------
+
+void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
+                         const std::vector<std::size_t> &order, const AnalyzeOptions &opt,
+                         std::mt19937_64 &rng, GroupResult &gr,
+                         std::vector<std::string> &warnings) {
+  const Eigen::Index I = gt.L.size();
+  const auto &L = gt.L;
+  int nci = std::min<int>(opt.ci_factors, static_cast<int>(order.size()));
+  // Cost is samples x factors x intervals: past ~4e8 element visits (a few seconds) the
+  // number of samples is reduced, never below 50 (reported in the warnings).
+  int samples = opt.bootstrap_samples;
+  if (samples > 50 && static_cast<double>(samples) * nci * static_cast<double>(I) > 4e8) {
+    samples =
+        std::max(50, static_cast<int>(4e8 / (static_cast<double>(nci) * static_cast<double>(I))));
+    warnings.push_back("group '" + gr.label + "': bootstrap reduced to " + std::to_string(samples) +
+                       " samples (" + std::to_string(I) + " intervals)");
+  }
+  if (samples <= 0 || nci <= 0 || I <= 1)
+    return;
+  std::vector<std::pair<VectorXd, VectorXd>> xs;
+  for (int r = 0; r < nci; ++r) {
+    const auto &fc = terms.cols[order[r]];
+    xs.push_back(
+        {column(gt, fc.first), fc.second.node >= 0 ? column(gt, fc.second) : column(gt, fc.first)});
+  }
+  std::vector<std::vector<double>> shares(nci);
+  std::uniform_int_distribution<Eigen::Index> pick(0, I - 1);
+  VectorXd Lb(I), xb(I), yb(I);
+  std::vector<Eigen::Index> idx(I);
+  for (int b = 0; b < samples; ++b) {
+    for (auto &v : idx)
+      v = pick(rng);
+    for (Eigen::Index i = 0; i < I; ++i)
+      Lb[i] = L[idx[i]];
+    double vL = cov_of(Lb, Lb);
+    for (int r = 0; r < nci; ++r) {
+      for (Eigen::Index i = 0; i < I; ++i) {
+        xb[i] = xs[r].first[idx[i]];
+        yb[i] = xs[r].second[idx[i]];
       }
-      std::vector<std::vector<double>> shares(nci);
-      std::uniform_int_distribution<Eigen::Index> pick(0, I - 1);
-      VectorXd Lb(I), xb(I), yb(I);
-      std::vector<Eigen::Index> idx(I);
-      for (int b = 0; b < samples; ++b) {
-        for (auto &v : idx)
-          v = pick(rng);
-        for (Eigen::Index i = 0; i < I; ++i)
-          Lb[i] = L[idx[i]];
-        double vL = cov_of(Lb, Lb);
-        for (int r = 0; r < nci; ++r) {
-          for (Eigen::Index i = 0; i < I; ++i) {
-            xb[i] = xs[r].first[idx[i]];
-            yb[i] = xs[r].second[idx[i]];
-          }
-          double term = cov_of(xb, yb) * (gr.factors[r].kind == Factor::Kind::Covariance ? 2 : 1);
-          shares[r].push_back(vL > 0 ? term / vL : 0);
-        }
-      }
-      double alpha = (1 - opt.confidence) / 2;
-      for (int r = 0; r < nci; ++r) {
-        gr.factors[r].share_lo = percentile(shares[r], alpha);
-        gr.factors[r].share_hi = percentile(shares[r], 1 - alpha);
-        gr.factors[r].has_ci = true;
-      }
+      double term = cov_of(xb, yb) * (gr.factors[r].kind == Factor::Kind::Covariance ? 2 : 1);
+      shares[r].push_back(vL > 0 ? term / vL : 0);
     }
-    // The noise floor: where the bootstrap intervals of the top factors are wider than
-    // noise_share, a term smaller than their median half-width cannot be told from zero;
-    // terms and places below it move behind every larger one (stable: order kept within).
-    // At most 5 %: with a heavy tail (LevelDB's fsyncs) the intervals are wide for every
-    // term, and a place with a third of Var(L) is no noise.
-    constexpr double kMaxNoiseFloor = 0.05;
-    gr.noise_floor = opt.noise_share;
-    {
-      std::vector<double> half;
-      for (const auto &f : gr.factors)
-        if (f.has_ci)
-          half.push_back((f.share_hi - f.share_lo) / 2);
-      if (!half.empty()) {
-        std::nth_element(half.begin(), half.begin() + static_cast<std::ptrdiff_t>(half.size() / 2),
-                         half.end());
-        gr.noise_floor = std::max(gr.noise_floor, std::min(half[half.size() / 2], kMaxNoiseFloor));
-      }
+  }
+  double alpha = (1 - opt.confidence) / 2;
+  for (int r = 0; r < nci; ++r) {
+    gr.factors[r].share_lo = percentile(shares[r], alpha);
+    gr.factors[r].share_hi = percentile(shares[r], 1 - alpha);
+    gr.factors[r].has_ci = true;
+  }
+}
+
+// ---- noise floor ----------------------------------------------------------------------
+
+// Where the bootstrap intervals of the top factors are wider than noise_share, a term
+// smaller than their median half-width cannot be told from zero; terms and places below it
+// move behind every larger one (stable: order kept within). At most 5 %: with a heavy tail
+// (LevelDB's fsyncs) the intervals are wide for every term, and a place with a third of
+// Var(L) is no noise.
+void apply_noise_floor(GroupResult &gr, std::vector<std::size_t> &order, double noise_share) {
+  constexpr double kMaxNoiseFloor = 0.05;
+  gr.noise_floor = noise_share;
+  std::vector<double> half;
+  for (const auto &f : gr.factors)
+    if (f.has_ci)
+      half.push_back((f.share_hi - f.share_lo) / 2);
+  if (!half.empty()) {
+    std::nth_element(half.begin(), half.begin() + static_cast<std::ptrdiff_t>(half.size() / 2),
+                     half.end());
+    gr.noise_floor = std::max(gr.noise_floor, std::min(half[half.size() / 2], kMaxNoiseFloor));
+  }
+  if (gr.noise_floor <= noise_share)
+    return;
+  std::vector<std::size_t> perm(gr.factors.size());
+  std::iota(perm.begin(), perm.end(), 0);
+  for (auto &f : gr.factors)
+    f.noise = std::abs(f.share) < gr.noise_floor;
+  std::stable_sort(perm.begin(), perm.end(), [&](std::size_t x, std::size_t y) {
+    const Factor &a = gr.factors[x], &b = gr.factors[y];
+    return a.noise != b.noise ? b.noise : a.score > b.score;
+  });
+  std::vector<Factor> fs;
+  std::vector<std::size_t> ord;
+  for (auto r : perm) {
+    fs.push_back(std::move(gr.factors[r]));
+    ord.push_back(order[r]);
+  }
+  gr.factors = std::move(fs);
+  std::copy(ord.begin(), ord.end(), order.begin());
+  for (auto &pl : gr.places)
+    pl.noise = std::max(std::abs(pl.share), std::abs(pl.contribution)) < gr.noise_floor;
+  std::stable_sort(gr.places.begin(), gr.places.end(), [](const Place &a, const Place &b) {
+    return a.noise != b.noise ? b.noise : a.score > b.score;
+  });
+}
+
+// ---- what-if --------------------------------------------------------------------------
+
+void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order, int n,
+             GroupResult &gr) {
+  const double varL = gr.latency.var_ns2;
+  int nw = std::min<int>(n, static_cast<int>(order.size()));
+  for (int r = 0; r < nw && gt.L.size() > 0; ++r) {
+    const auto &fc = terms.cols[order[r]];
+    VectorXd Lp = gt.L;
+    VectorXd x = column(gt, fc.first);
+    Lp.array() += x.mean() - x.array();
+    if (fc.second.node >= 0) {
+      VectorXd y = column(gt, fc.second);
+      Lp.array() += y.mean() - y.array();
     }
-    if (gr.noise_floor > opt.noise_share) {
-      std::vector<std::size_t> perm(gr.factors.size());
-      std::iota(perm.begin(), perm.end(), 0);
-      for (auto &f : gr.factors)
-        f.noise = std::abs(f.share) < gr.noise_floor;
-      std::stable_sort(perm.begin(), perm.end(), [&](std::size_t x, std::size_t y) {
-        const Factor &a = gr.factors[x], &b = gr.factors[y];
-        return a.noise != b.noise ? b.noise : a.score > b.score;
-      });
-      std::vector<Factor> fs;
-      std::vector<std::size_t> ord;
-      for (auto r : perm) {
-        fs.push_back(std::move(gr.factors[r]));
-        ord.push_back(order[r]);
-      }
-      gr.factors = std::move(fs);
-      std::copy(ord.begin(), ord.end(), order.begin());
-      for (auto &pl : gr.places)
-        pl.noise = std::max(std::abs(pl.share), std::abs(pl.contribution)) < gr.noise_floor;
-      std::stable_sort(gr.places.begin(), gr.places.end(), [](const Place &a, const Place &b) {
-        return a.noise != b.noise ? b.noise : a.score > b.score;
-      });
-    }
-    // what-if: the factor's time replaced by its mean in every interval
-    int nw = std::min<int>(opt.whatif_factors, static_cast<int>(order.size()));
-    for (int r = 0; r < nw && I > 0; ++r) {
-      const auto &fc = factor_cols[order[r]];
-      VectorXd Lp = L;
-      VectorXd x = column(fc.first);
-      Lp.array() += x.mean() - x.array();
-      if (fc.second.node >= 0) {
-        VectorXd y = column(fc.second);
-        Lp.array() += y.mean() - y.array();
-      }
-      LatencyStats ls = latency_stats(Lp);
-      WhatIf w;
-      w.key = gr.factors[r].key;
-      w.var_after_ns2 = ls.var_ns2;
-      w.p99_after_ns = ls.p99_ns;
-      w.var_drop = varL > 0 ? 1 - ls.var_ns2 / varL : 0;
-      w.p99_drop = gr.latency.p99_ns > 0 ? 1 - ls.p99_ns / gr.latency.p99_ns : 0;
-      gr.whatifs.push_back(w);
-    }
+    LatencyStats ls = latency_stats(Lp);
+    WhatIf w;
+    w.key = gr.factors[r].key;
+    w.var_after_ns2 = ls.var_ns2;
+    w.p99_after_ns = ls.p99_ns;
+    w.var_drop = varL > 0 ? 1 - ls.var_ns2 / varL : 0;
+    w.p99_drop = gr.latency.p99_ns > 0 ? 1 - ls.p99_ns / gr.latency.p99_ns : 0;
+    gr.whatifs.push_back(w);
+  }
+}
+
+} // namespace detail
+
+AnalysisResult analyze(const std::filesystem::path &trace_dir, ws::Database *db,
+                       const AnalyzeOptions &opt) {
+  auto t = trace::Trace::open(trace_dir);
+  return analyze_trace(t, db, opt);
+}
+
+AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const AnalyzeOptions &opt) {
+  using namespace detail;
+  EngineOutput eo = run_engine(tr, engine_options(db));
+  AnalysisResult res = load_result(tr, eo);
+  res.ranking = opt.ranking;
+  const DbFacts facts = read_db(db, eo.nodes);
+  name_nodes(eo, facts, res);
+  const NodeFacts nf = heights_and_specificity(facts, res);
+  const PlaceTable pt = assign_places(res, facts);
+  std::mt19937_64 rng(opt.seed);
+  for (auto &group : interval_groups(eo, opt.min_group_size)) {
+    GroupResult gr;
+    gr.label = group.label;
+    const GroupTimes gt = group_times(eo, group.intervals);
+    gr.latency = latency_stats(gt.L);
+    gr.histogram = latency_histogram(gt.L);
+    Terms terms = variance_trees(res, facts, nf, pt, gt, opt, gr);
+    place_stats(nf, pt, gt, opt, gr);
+    wait_stats(res, nf, pt, gt, gr);
+    std::vector<std::size_t> order = rank_factors(res, terms.factors, opt.max_factors);
+    for (auto r : order)
+      gr.factors.push_back(terms.factors[r]);
+    bootstrap_intervals(gt, terms, order, opt, rng, gr, res.warnings);
+    apply_noise_floor(gr, order, opt.noise_share);
+    what_if(gt, terms, order, opt.whatif_factors, gr);
     res.groups.push_back(std::move(gr));
   }
   return res;

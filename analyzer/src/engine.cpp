@@ -1,5 +1,5 @@
 // The streaming critical-path engine (docs/analyzer.md, "Critical path"): merges the
-// per-thread streams by time at sync events, keeps per-thread chunk summaries only as far
+// per-thread streams by time at sync events, keeps per-thread segment summaries only as far
 // back as the oldest open interval, and walks each interval's critical path at its end.
 #include "engine.hpp"
 
@@ -89,14 +89,14 @@ struct Frame {
   std::uint32_t site, depth, node;
 };
 
-enum ChunkType : std::uint8_t { kRun, kWait, kHop };
+enum SegmentType : std::uint8_t { kRun, kWait, kHop };
 
-// A stretch of one thread's timeline. kRun: [t0, tle] aggregated into deltas (self time
-// per local node), then [tle, t1] spent wholly in `tail`. No truncation point (interval
-// begin, wait begin, attach) lies strictly inside (t0, tle), so any clip of a walk is
-// exact. kWait: blocked in [t0, t1] under local node ctx, woken by src at r (src -1:
-// no edge). kHop: zero-length marker at t0: the thread's work continues src's at r.
-struct Chunk {
+// A segment (the glossary's word): a stretch of one thread's timeline. kRun: [t0, tle] aggregated
+// into deltas (self time per local node), then [tle, t1] spent wholly in `tail`. No truncation
+// point (interval begin, wait begin, attach) lies strictly inside (t0, tle), so any clip of a walk
+// is exact. kWait: blocked in [t0, t1] under local node ctx, woken by src at r (src -1: no edge).
+// kHop: zero-length marker at t0: the thread's work continues src's at r.
+struct Segment {
   std::int64_t t0, tle, t1, r;
   std::uint64_t interval;
   std::uint64_t dbegin;
@@ -124,7 +124,7 @@ struct Thread {
   const trace::ProcessInfo *proc = nullptr;
 
   std::vector<Frame> stack;
-  std::deque<Chunk> chunks;
+  std::deque<Segment> segments;
   std::deque<Delta> deltas;
   std::uint64_t delta_base = 0; // absolute index of deltas.front()
 
@@ -270,7 +270,7 @@ private:
     th.acc[node] += dt;
   }
   void close_run(Thread &th, std::int64_t tle, std::int64_t t1) {
-    Chunk c{};
+    Segment c{};
     c.type = kRun;
     c.t0 = th.t0;
     c.tle = tle;
@@ -284,7 +284,7 @@ private:
     th.touched.clear();
     ++th.serial;
     if (c.t1 > c.t0 || c.dcount)
-      th.chunks.push_back(c);
+      th.segments.push_back(c);
     th.t0 = t1;
   }
   // Brings a running thread's accounting to time t (t >= last_t).
@@ -477,7 +477,7 @@ private:
   }
   void end_wait(Thread &th, std::int64_t t, std::int32_t src, std::int64_t r) {
     th.received = false;
-    Chunk c{};
+    Segment c{};
     c.type = kWait;
     c.t0 = th.wb;
     c.tle = c.t1 = t;
@@ -488,7 +488,7 @@ private:
     c.dbegin = th.delta_base + th.deltas.size();
     if (src >= 0)
       ++out_.wake_edges;
-    th.chunks.push_back(c);
+    th.segments.push_back(c);
     th.waiting = false;
     th.t0 = th.last_t = t;
     th.touched.clear();
@@ -496,7 +496,7 @@ private:
   }
   void hop(Thread &th, std::int64_t t, std::int32_t src, std::int64_t r, std::uint64_t interval,
            WaitKind k) {
-    Chunk c{};
+    Segment c{};
     c.type = kHop;
     c.t0 = c.tle = c.t1 = t;
     c.src = src;
@@ -505,7 +505,7 @@ private:
     c.ctx = th.cur();
     c.wkind = k;
     c.dbegin = th.delta_base + th.deltas.size();
-    th.chunks.push_back(c);
+    th.segments.push_back(c);
   }
 
   ObjKey obj_key(const Thread &th, Category cat, std::uint64_t addr) const {
@@ -594,7 +594,7 @@ void Engine::ensure_closed(std::int32_t ti, std::int64_t hi) {
       std::int64_t keep_wb = th.wb;
       std::uint32_t ctx = th.wctx;
       std::uint8_t k = th.wkind;
-      Chunk c{};
+      Segment c{};
       c.type = kWait;
       c.t0 = keep_wb;
       c.tle = c.t1 = hi;
@@ -602,7 +602,7 @@ void Engine::ensure_closed(std::int32_t ti, std::int64_t hi) {
       c.wkind = k;
       c.src = -1;
       c.dbegin = th.delta_base + th.deltas.size();
-      th.chunks.push_back(c);
+      th.segments.push_back(c);
       th.wb = hi;
     }
     return;
@@ -624,7 +624,7 @@ void Engine::ensure_closed(std::int32_t ti, std::int64_t hi) {
 // when it comes round again, it is walked "settled", taking no zero-time jump (the wait's
 // time stays its own). Hence every item is followed by one with a smaller hi or, at one hi,
 // by an unvisited (thread, hi) pair or a settled walk that cannot jump at that hi: at most
-// 2 x threads items per distinct hi, and the hi values are chunk times. The step budget
+// 2 x threads items per distinct hi, and the hi values are segment times. The step budget
 // below is a second line: a broken invariant is an internal error, never a hang.
 void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64_t interval) {
   struct Item {
@@ -637,7 +637,7 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
   std::vector<std::pair<std::int32_t, std::int64_t>> walked; // (thread, hi) walked with jumps
   std::uint64_t steps = 0, budget = 64;
   for (const auto &t : threads_)
-    budget += 4 * (t.chunks.size() + 1);
+    budget += 4 * (t.segments.size() + 1);
   const std::uint32_t untracked_local = child(0, kLabelUntracked);
   CriticalPath *path = nullptr;
   if (opt_.record_paths && opt_.record_paths->count(interval)) {
@@ -660,17 +660,17 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
     std::int64_t piece_lo = it.lo; // where this thread's stretch of the path begins
     ensure_closed(it.th, it.hi);
     Thread &T = threads_[it.th];
-    const auto &ch = T.chunks;
+    const auto &ch = T.segments;
     std::size_t idx = static_cast<std::size_t>(
         std::upper_bound(ch.begin(), ch.end(), it.hi,
-                         [](std::int64_t v, const Chunk &c) { return v < c.t0; }) -
+                         [](std::int64_t v, const Segment &c) { return v < c.t0; }) -
         ch.begin());
     std::int64_t cur = it.hi;
     bool stopped = false;
     for (std::size_t j = idx; j-- > 0;) {
       if (cur <= it.lo)
         break;
-      const Chunk &c = ch[j];
+      const Segment &c = ch[j];
       if (c.t1 <= it.lo && c.type != kHop)
         break;
       if (c.t1 < cur) { // not contiguous (thread start, pruned or unseen time)
@@ -994,21 +994,21 @@ void Engine::prune(std::int64_t now) {
   syncs_since_prune_ = 0;
   std::int64_t low = open_begins_.empty() ? now : std::min(now, *open_begins_.begin());
   std::uint64_t min_cursor = trunc_base_ + truncs_.size();
-  std::uint64_t chunks = 0;
+  std::uint64_t segments = 0;
   for (auto &th : threads_) {
-    while (!th.chunks.empty() && th.chunks.front().t1 < low)
-      th.chunks.pop_front();
+    while (!th.segments.empty() && th.segments.front().t1 < low)
+      th.segments.pop_front();
     std::uint64_t keep =
-        th.chunks.empty() ? th.delta_base + th.deltas.size() : th.chunks.front().dbegin;
+        th.segments.empty() ? th.delta_base + th.deltas.size() : th.segments.front().dbegin;
     while (th.delta_base < keep && !th.deltas.empty()) {
       th.deltas.pop_front();
       ++th.delta_base;
     }
-    chunks += th.chunks.size();
+    segments += th.segments.size();
     if (th.pos < th.n && th.started)
       min_cursor = std::min(min_cursor, th.trunc_cursor);
   }
-  out_.peak_chunks = std::max(out_.peak_chunks, chunks);
+  out_.peak_segments = std::max(out_.peak_segments, segments);
   if (min_cursor > trunc_base_) {
     std::size_t drop = std::min<std::size_t>(truncs_.size(), min_cursor - trunc_base_);
     truncs_.erase(truncs_.begin(), truncs_.begin() + static_cast<std::ptrdiff_t>(drop));

@@ -76,12 +76,12 @@ struct EngineOutput {
   std::uint64_t intervals_unfinished = 0;    // begun, never ended
   std::uint64_t intervals_unmatched_end = 0; // END without a known BEGIN
   std::uint64_t path_sum_mismatches = 0;     // L(s) != sum over the path (must stay 0)
-  std::uint64_t inexact_splits = 0;          // chunk split by proration (should stay 0)
+  std::uint64_t inexact_splits = 0;          // segment split by proration (should stay 0)
   std::uint64_t abandoned_frames = 0;        // closed by the depth rule (longjmp)
   std::uint64_t unmatched_exits = 0;
   std::uint64_t clock_regressions = 0; // a record earlier than its predecessor
   std::uint64_t wake_edges = 0;
-  std::uint64_t peak_chunks = 0;
+  std::uint64_t peak_segments = 0;
   double ticks_per_second = 1e9;
   std::vector<std::string> warnings;
   std::vector<CriticalPath> paths; // of the intervals in EngineOptions::record_paths

@@ -145,7 +145,7 @@ int main(int argc, char **argv) {
     auto eo = vprof::analyzer::detail::run_engine(tr, {});
     double c2 = cpu_now();
     long rss_engine = status_kb("VmHWM:");
-    std::uint64_t peak_chunks = eo.peak_chunks;
+    std::uint64_t peak_segments = eo.peak_segments;
     eo = {};
     vprof::analyzer::AnalyzeOptions opt;
     auto res = vprof::analyzer::analyze_trace(tr, nullptr, opt);
@@ -156,11 +156,11 @@ int main(int argc, char **argv) {
     std::printf(
         "records %.0f | intervals %llu | nodes %zu | open+validate %.3f s cpu (%.0f M rec/s) "
         "| critical-path pass %.3f s cpu (%.1f M rec/s) | statistics %.3f s cpu | "
-        "open+analyze %.1f M rec/s cpu | wall %.2f s | peak RSS %ld MiB | peak chunks %llu | "
+        "open+analyze %.1f M rec/s cpu | wall %.2f s | peak RSS %ld MiB | peak segments %llu | "
         "max residual %.1e | path mismatches %llu | peak RSS after open %ld, after pass %ld MiB\n",
         rec, (unsigned long long)res.intervals, res.nodes.size(), c1 - c0, rec / (c1 - c0) / 1e6,
         c2 - c1, rec / (c2 - c1) / 1e6, stats, rec / ((c1 - c0) + (c3 - c2)) / 1e6, wall,
-        status_kb("VmHWM:") / 1024, (unsigned long long)peak_chunks,
+        status_kb("VmHWM:") / 1024, (unsigned long long)peak_segments,
         res.groups.empty() ? 0.0 : res.groups[0].max_residual,
         (unsigned long long)res.path_sum_mismatches, rss_open / 1024, rss_engine / 1024);
     return res.path_sum_mismatches == 0 ? 0 : 1;

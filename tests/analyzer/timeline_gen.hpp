@@ -3,7 +3,8 @@
 // that advances by 0-2 ticks (so many records share a timestamp): probes, interval begin and
 // end, hand-offs (send + detach, receive + attach), a second thread attaching to an interval
 // that is already attached, mutex waits released by the holder, condition waits released by
-// a signal. Blocked threads act only when woken, so every trace is one a program could write.
+// a signal, marked custom waits (with the user's wrapper probed inside) released by a wake.
+// Blocked threads act only when woken, so every trace is one a program could write.
 #pragma once
 
 #include "trace_builder.hpp"
@@ -36,7 +37,8 @@ template <class Pick> TraceBuilder make_timeline(Pick &&pick, int steps) {
   const int M = 2;
   std::vector<int> holder(M, -1);
   std::vector<std::deque<int>> lock_waiters(M);
-  std::deque<int> cond_waiters;
+  std::deque<int> cond_waiters, custom_waiters;
+  constexpr std::uint32_t kWrapperSite = 6; // the user's code inside a marked custom wait
   auto rec = [&](int i) -> TraceBuilder::Thread & {
     return b.thread(static_cast<std::uint32_t>(i + 1));
   };
@@ -61,7 +63,7 @@ template <class Pick> TraceBuilder make_timeline(Pick &&pick, int steps) {
     if (t.blocked)
       continue;
     auto &r = rec(i);
-    switch (pick(11)) {
+    switch (pick(13)) {
     case 0: // begin
       if (!t.iv) {
         t.iv = next_iv++;
@@ -156,6 +158,25 @@ template <class Pick> TraceBuilder make_timeline(Pick &&pick, int steps) {
         rec(w).emit(VPROF_REC_COND_WAIT_END, 0x300, now);
       }
       break;
+    case 11: // a marked custom wait, the user's wrapper probed inside it
+      if (t.held < 0) {
+        r.emit(VPROF_REC_WAIT_BEGIN, 0x400, now);
+        r.enter(kWrapperSite, now, static_cast<std::uint32_t>(t.stack.size() + 1));
+        custom_waiters.push_back(i);
+        t.blocked = true;
+      }
+      break;
+    case 12: // wake one custom waiter
+      if (!custom_waiters.empty()) {
+        int w = custom_waiters.front();
+        custom_waiters.pop_front();
+        r.emit(VPROF_REC_WAKE, 0x400, now);
+        th[w].blocked = false;
+        rec(w)
+            .exit(kWrapperSite, now, static_cast<std::uint32_t>(th[w].stack.size() + 1))
+            .emit(VPROF_REC_WAIT_END, 0x400, now);
+      }
+      break;
     }
   }
   // wake everyone, close what is open, end the intervals still attached somewhere
@@ -168,6 +189,14 @@ template <class Pick> TraceBuilder make_timeline(Pick &&pick, int steps) {
     cond_waiters.pop_front();
     th[w].blocked = false;
     rec(w).emit(VPROF_REC_COND_WAIT_END, 0x300, now);
+  }
+  while (!custom_waiters.empty()) {
+    int w = custom_waiters.front();
+    custom_waiters.pop_front();
+    th[w].blocked = false;
+    rec(w)
+        .exit(kWrapperSite, now, static_cast<std::uint32_t>(th[w].stack.size() + 1))
+        .emit(VPROF_REC_WAIT_END, 0x400, now);
   }
   now += 2;
   for (int i = 0; i < T; ++i) {

@@ -1,0 +1,147 @@
+// The stages of one analysis (analyze_trace), in order: load (the engine's counts and what
+// degrades the result), naming and heights (the calling-context tree's nodes, their
+// specificity), places, then per interval group: times (the node-time matrices), trees
+// (node statistics and factors), places and waits, ranking, bootstrap, noise floor and
+// what-if. Formulas: docs/statistics.md. Internal to the analyzer; the unit tests call the
+// stages one by one (tests/analyzer/test_stages.cpp).
+#pragma once
+
+#include "engine.hpp"
+#include "vprof/analyzer.hpp"
+
+#include <Eigen/Dense>
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+namespace vprof::ws {
+class Database;
+}
+
+namespace vprof::analyzer::detail {
+
+// ---- the workspace's facts about the sites the trace names ----------------------------
+
+struct SiteInfo {
+  std::string kind, name;
+  std::int64_t function = 0, callee = 0;
+  int height = -1;
+  bool has_callees = false;
+  bool external = false;   // a call site whose callee has no body in the program
+  bool dispatch = false;   // a virtual or indirect call (several possible targets)
+  std::int64_t caller = 0; // the function the site is in
+  std::string caller_name, callee_name;
+};
+
+struct DbFacts {
+  bool have = false;
+  int H = -1; // the root height the workspace gives (-1: none)
+  std::unordered_map<std::int64_t, SiteInfo> sites;
+};
+
+DbFacts read_db(ws::Database *db, const std::vector<NodeDef> &nodes);
+
+// ---- load -----------------------------------------------------------------------------
+
+// The result's trace-wide counts, taken from the engine's output (its site counts are
+// moved), with a warning for everything that makes the analysis partial.
+AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo);
+
+// ---- naming and heights ---------------------------------------------------------------
+
+// Per node of the calling-context tree.
+struct NodeFacts {
+  std::vector<int> wait_anc;          // the nearest wait ancestor (-1: the interval's own path)
+  std::vector<int> top_of;            // the waker's top frame below that wait (-1: none)
+  std::vector<double> spec;           // specificity
+  std::vector<std::vector<int>> kids; // children in the whole tree
+};
+
+// res.nodes from the engine's node definitions, named from the workspace.
+void name_nodes(const EngineOutput &eo, const DbFacts &facts, AnalysisResult &res);
+// The root height (res.H, res.heights_from_db) and every node's specificity.
+NodeFacts heights_and_specificity(const DbFacts &facts, AnalysisResult &res);
+
+// ---- places ---------------------------------------------------------------------------
+
+struct PlaceTable {
+  std::vector<int> place_of; // node -> place (-1: the root, (untracked))
+  std::vector<int> via_of;   // node -> the place of its outermost wait ancestor (-1: own path)
+  std::vector<std::string> key, name;
+  std::vector<std::int64_t> function, holder, site;
+  std::vector<Place::Kind> kind;
+};
+
+PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts);
+
+// ---- per group ------------------------------------------------------------------------
+
+struct IntervalGroup {
+  std::string label; // "" = all intervals
+  std::vector<std::uint32_t> intervals;
+};
+// All intervals, then one group per label with at least `min_group_size` intervals.
+std::vector<IntervalGroup> interval_groups(const EngineOutput &eo, int min_group_size);
+
+struct GroupTimes {
+  std::vector<int> present;           // nodes with a column, ascending id (root first)
+  std::vector<int> col_of;            // node -> its column (-1: not in the group)
+  Eigen::MatrixXd S, T;               // self and inclusive times (ns), intervals x columns
+  Eigen::VectorXd L;                  // the latencies: T of the root
+  std::vector<std::vector<int>> kids; // children present in the group
+};
+
+GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> &intervals);
+
+// One term's column source: T of a node, or B (its self time).
+struct Col {
+  int node;
+  bool body;
+};
+Eigen::VectorXd column(const GroupTimes &gt, const Col &c);
+
+// The factors of one group, with the columns of each term (second.node -1: a variance).
+struct Terms {
+  std::vector<Factor> factors;
+  std::vector<std::pair<Col, Col>> cols;
+};
+
+// gr.nodes, gr.max_residual and every term of every expanded node.
+Terms variance_trees(const AnalysisResult &res, const DbFacts &facts, const NodeFacts &nf,
+                     const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions &opt,
+                     GroupResult &gr);
+// gr.places (ranked, truncated to opt.max_factors) and gr.waits (by contribution).
+void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt,
+                 const AnalyzeOptions &opt, GroupResult &gr);
+void wait_stats(const AnalysisResult &res, const NodeFacts &nf, const PlaceTable &pt,
+                const GroupTimes &gt, GroupResult &gr);
+
+// The factors' order by score (ties: the deeper term, the larger |share|, the key), noise
+// after the rest; at most `max_factors`.
+std::vector<std::size_t> rank_factors(const AnalysisResult &res, const std::vector<Factor> &factors,
+                                      std::size_t max_factors);
+
+// Percentile intervals of the top opt.ci_factors factors' shares (gr.factors in rank order,
+// `order` their indexes into `terms`); a warning when the samples had to be reduced.
+void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
+                         const std::vector<std::size_t> &order, const AnalyzeOptions &opt,
+                         std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &warnings);
+
+// The group's noise floor (docs/statistics.md, "Noise floor") and the factors and places
+// below it moved behind the rest (order kept within); `order` follows gr.factors.
+void apply_noise_floor(GroupResult &gr, std::vector<std::size_t> &order, double noise_share);
+
+// What-if for the top `n` factors: each one's time replaced by its mean in every interval.
+void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order, int n,
+             GroupResult &gr);
+
+// Population variance / covariance (divide by n): the one estimator used everywhere.
+double cov_of(const Eigen::VectorXd &x, const Eigen::VectorXd &y);
+LatencyStats latency_stats(const Eigen::VectorXd &L);
+LatencyHistogram latency_histogram(const Eigen::VectorXd &L);
+
+} // namespace vprof::analyzer::detail

@@ -1,0 +1,235 @@
+// The analysis stages of analyzer/src/stages.hpp, one by one, on hand-built engine output
+// and workspace facts whose results are known in closed form: specificity across a wake-up
+// edge, place assignment, interval groups, the time matrices, the ranking's tie rules, the
+// noise floor and what-if.
+#include "stages.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace vprof::analyzer;
+using namespace vprof::analyzer::detail;
+
+namespace {
+
+SiteInfo body_site(std::int64_t fn, const std::string &name, int height, bool has_callees) {
+  SiteInfo s;
+  s.kind = "body";
+  s.function = s.caller = fn;
+  s.name = s.caller_name = name;
+  s.height = height;
+  s.has_callees = has_callees;
+  return s;
+}
+
+SiteInfo call_site(std::int64_t caller, const std::string &caller_name, std::int64_t callee,
+                   const std::string &callee_name, int height, bool external) {
+  SiteInfo s;
+  s.kind = "call";
+  s.caller = caller;
+  s.caller_name = caller_name;
+  s.function = external ? 0 : callee;
+  s.callee_name = callee_name;
+  s.name = callee_name + "()";
+  s.height = height;
+  s.external = external;
+  s.has_callees = !external;
+  return s;
+}
+
+// The tree: root -> s1 (serve's body, h 2) -> s2 (a call of lock_row, h 1) ->
+// wait:mutex -> s3 (the holder's flush body, h 1) -> s4 (fsync called in flush: outside,
+// ranked at flush's height).
+EngineOutput convoy_tree() {
+  EngineOutput eo;
+  eo.nodes = {{kNoParent, 0}, {0, 1}, {1, 2}, {2, kLabelWaitBase + kMutex}, {3, 3}, {4, 4}};
+  return eo;
+}
+
+DbFacts convoy_facts() {
+  DbFacts f;
+  f.have = true;
+  f.H = 3;
+  f.sites[1] = body_site(10, "serve", 2, true);
+  f.sites[2] = call_site(10, "serve", 11, "lock_row", 1, false);
+  f.sites[3] = body_site(12, "flush", 1, true);
+  f.sites[4] = call_site(12, "flush", 0, "fsync", 1, true);
+  return f;
+}
+
+} // namespace
+
+// Specificity is the squared distance from the root in call-graph levels, continued across
+// the wake-up edge into the waker's tree (docs/statistics.md).
+TEST(Stages, SpecificityContinuesAcrossTheWakeUpEdge) {
+  EngineOutput eo = convoy_tree();
+  DbFacts facts = convoy_facts();
+  AnalysisResult res;
+  name_nodes(eo, facts, res);
+  ASSERT_EQ(res.nodes.size(), 6u);
+  EXPECT_EQ(res.nodes[3].kind, Node::Kind::Wait);
+  EXPECT_EQ(res.nodes[5].path, "/s1/s2/wait:mutex/s3/s4");
+  NodeFacts nf = heights_and_specificity(facts, res);
+  EXPECT_TRUE(res.heights_from_db);
+  EXPECT_EQ(res.H, 3);
+  EXPECT_EQ(nf.wait_anc[4], 3);
+  EXPECT_EQ(nf.top_of[5], 4);
+  EXPECT_DOUBLE_EQ(nf.spec[1], 1);  // (3 - 2)^2
+  EXPECT_DOUBLE_EQ(nf.spec[2], 4);  // (3 - 1)^2
+  EXPECT_DOUBLE_EQ(nf.spec[3], 9);  // one level below lock_row: h 0, (3 - 0)^2
+  EXPECT_DOUBLE_EQ(nf.spec[4], 16); // dist(w) 3 + (Hw 2 - h 1) = 4
+  EXPECT_DOUBLE_EQ(nf.spec[5], 16); // fsync at flush's height: as specific as flush
+  EXPECT_EQ(nf.kids[3], std::vector<int>{4});
+}
+
+// Without a workspace the depth stands for the height.
+TEST(Stages, WithoutACallGraphDepthIsTheHeight) {
+  EngineOutput eo;
+  eo.nodes = {{kNoParent, 0}, {0, 7}, {1, 8}};
+  AnalysisResult res;
+  name_nodes(eo, {}, res);
+  EXPECT_EQ(res.nodes[2].name, "site 8");
+  NodeFacts nf = heights_and_specificity({}, res);
+  EXPECT_FALSE(res.heights_from_db);
+  EXPECT_EQ(res.H, 2);
+  EXPECT_DOUBLE_EQ(nf.spec[1], 1);
+  EXPECT_DOUBLE_EQ(nf.spec[2], 4);
+}
+
+// A call of a program function is the callee's place, an outside call is "callee in
+// caller", a wait is named by the function that waited; the waker's frames reach the path
+// through the wait.
+TEST(Stages, PlacesMergeCallsWithTheirCalleeAndNameWaitsAndOutsideCalls) {
+  EngineOutput eo = convoy_tree();
+  eo.nodes.push_back({1, 5}); // node 6: a second call of lock_row, from serve
+  DbFacts facts = convoy_facts();
+  facts.sites[5] = call_site(10, "serve", 11, "lock_row", 1, false);
+  AnalysisResult res;
+  name_nodes(eo, facts, res);
+  PlaceTable pt = assign_places(res, facts);
+  auto key_of = [&](int node) { return pt.place_of[node] < 0 ? "" : pt.key[pt.place_of[node]]; };
+  EXPECT_EQ(pt.place_of[0], -1);
+  EXPECT_EQ(key_of(1), "f:10");
+  EXPECT_EQ(key_of(2), "f:11");
+  EXPECT_EQ(key_of(6), "f:11") << "two call sites of one function: one place";
+  EXPECT_EQ(key_of(3), "w:mutex@f:11");
+  EXPECT_EQ(pt.name[pt.place_of[3]], "[wait:mutex] in lock_row");
+  EXPECT_EQ(pt.kind[pt.place_of[3]], Place::Kind::Wait);
+  EXPECT_EQ(key_of(5), "x:fsync@12");
+  EXPECT_EQ(pt.name[pt.place_of[5]], "fsync() in flush");
+  EXPECT_EQ(pt.holder[pt.place_of[5]], 12);
+  EXPECT_EQ(pt.via_of[1], -1);
+  EXPECT_EQ(pt.via_of[4], pt.place_of[3]);
+  EXPECT_EQ(pt.via_of[5], pt.place_of[3]);
+}
+
+// Groups: all intervals, then each label with enough intervals; the time matrices hold
+// self and inclusive times per column, and L is the root's inclusive time.
+TEST(Stages, GroupsAndTimeMatrices) {
+  EngineOutput eo;
+  eo.nodes = {{kNoParent, 0}, {0, 1}, {1, 2}};
+  eo.labels = {"", "GET", "PUT"};
+  eo.ticks_per_second = 1e9;
+  // interval i: root body 1, s1 body 2 + i, s2 3 * i; labels GET, GET, PUT
+  for (std::uint32_t i = 0; i < 3; ++i) {
+    IntervalRec r{};
+    r.id = i + 1;
+    r.label = i < 2 ? 1 : 2;
+    r.times_off = eo.times.size();
+    eo.times.push_back({0, 1});
+    eo.times.push_back({1, 2 + i});
+    eo.times.push_back({2, 3 * i});
+    r.times_n = 3;
+    eo.intervals.push_back(r);
+  }
+  auto groups = interval_groups(eo, 2);
+  ASSERT_EQ(groups.size(), 2u);
+  EXPECT_EQ(groups[0].label, "");
+  EXPECT_EQ(groups[0].intervals.size(), 3u);
+  EXPECT_EQ(groups[1].label, "GET");
+  GroupTimes gt = group_times(eo, groups[0].intervals);
+  ASSERT_EQ(gt.present, (std::vector<int>{0, 1, 2}));
+  EXPECT_DOUBLE_EQ(gt.S(2, 1), 4);
+  EXPECT_DOUBLE_EQ(gt.T(2, 1), 10);
+  EXPECT_DOUBLE_EQ(gt.L[2], 11);
+  EXPECT_DOUBLE_EQ(column(gt, {1, true})[1], 3);
+  EXPECT_EQ(gt.kids[1], std::vector<int>{2});
+}
+
+// Equal scores: the deeper term first, then the larger |share|; noise after everything.
+TEST(Stages, RankingBreaksTiesByDepthThenShareAndPutsNoiseLast) {
+  AnalysisResult res;
+  res.nodes.resize(4);
+  res.nodes[1].depth = 1;
+  res.nodes[2].depth = 2;
+  res.nodes[3].depth = 2;
+  std::vector<Factor> fs(4);
+  fs[0].a = 1, fs[0].score = 1, fs[0].share = 0.5, fs[0].key = "a";
+  fs[1].a = 2, fs[1].score = 1, fs[1].share = 0.2, fs[1].key = "b";
+  fs[2].a = 3, fs[2].score = 1, fs[2].share = -0.4, fs[2].key = "c";
+  fs[3].a = 3, fs[3].score = 9, fs[3].share = 0.001, fs[3].key = "d", fs[3].noise = true;
+  EXPECT_EQ(rank_factors(res, fs, 10), (std::vector<std::size_t>{2, 1, 0, 3}));
+  EXPECT_EQ(rank_factors(res, fs, 2).size(), 2u);
+}
+
+// The floor is the median half-width of the bootstrap intervals (capped at 5 %): a factor
+// and a place below it move behind the others whatever their score.
+TEST(Stages, NoiseFloorMovesWhatIsBelowItBehind) {
+  GroupResult gr;
+  gr.factors.resize(3);
+  gr.factors[0].share = 0.02, gr.factors[0].score = 50;
+  gr.factors[1].share = 0.6, gr.factors[1].score = 10;
+  gr.factors[2].share = 0.3, gr.factors[2].score = 5;
+  for (auto &f : gr.factors) {
+    f.has_ci = true;
+    f.share_lo = f.share - 0.03;
+    f.share_hi = f.share + 0.03;
+  }
+  gr.places.resize(2);
+  gr.places[0].share = gr.places[0].contribution = 0.01, gr.places[0].score = 40;
+  gr.places[1].share = gr.places[1].contribution = 0.7, gr.places[1].score = 3;
+  std::vector<std::size_t> order{7, 8, 9};
+  apply_noise_floor(gr, order, 0.01);
+  EXPECT_NEAR(gr.noise_floor, 0.03, 1e-12);
+  EXPECT_DOUBLE_EQ(gr.factors[0].share, 0.6);
+  EXPECT_TRUE(gr.factors[2].noise);
+  EXPECT_EQ(order, (std::vector<std::size_t>{8, 9, 7}));
+  EXPECT_DOUBLE_EQ(gr.places[0].share, 0.7);
+  EXPECT_TRUE(gr.places[1].noise);
+  // intervals narrower than the default floor leave it alone
+  GroupResult quiet;
+  quiet.factors.resize(1);
+  quiet.factors[0].has_ci = true;
+  quiet.factors[0].share_hi = 0.001;
+  apply_noise_floor(quiet, order, 0.01);
+  EXPECT_DOUBLE_EQ(quiet.noise_floor, 0.01);
+}
+
+// What-if of a variance term: L' = L - X + mean(X); with L = X + Y, Var(L') = Var(Y).
+TEST(Stages, WhatIfReplacesTheTermByItsMean) {
+  GroupTimes gt;
+  const int n = 6;
+  gt.present = {0, 1, 2};
+  gt.col_of = {0, 1, 2};
+  gt.S = Eigen::MatrixXd::Zero(n, 3);
+  for (int i = 0; i < n; ++i) {
+    gt.S(i, 1) = 10.0 * (i % 3); // X
+    gt.S(i, 2) = 1.0 * i;        // Y
+  }
+  gt.T = gt.S;
+  gt.T.col(0) = gt.S.col(1) + gt.S.col(2);
+  gt.L = gt.T.col(0);
+  Terms terms;
+  terms.factors.resize(1);
+  terms.factors[0].key = "var:/s1";
+  terms.cols.push_back({{1, false}, {-1, false}});
+  GroupResult gr;
+  gr.latency = latency_stats(gt.L);
+  gr.factors = terms.factors;
+  what_if(gt, terms, {0}, 10, gr);
+  ASSERT_EQ(gr.whatifs.size(), 1u);
+  const double var_y = cov_of(gt.S.col(2), gt.S.col(2));
+  EXPECT_NEAR(gr.whatifs[0].var_after_ns2, var_y, 1e-9);
+  EXPECT_NEAR(gr.whatifs[0].var_drop, 1 - var_y / gr.latency.var_ns2, 1e-12);
+}
