@@ -369,12 +369,15 @@ private:
   // probes keep the frames right while the time stays the wait's, until the function that
   // waited returns (a missing vprof_wait_end cannot swallow the rest of the thread).
   void probe(Thread &th, unsigned kind, std::uint64_t arg, std::int64_t t) {
-    const bool in_custom_wait = th.waiting && th.wkind == kCustom;
-    if (th.waiting && !in_custom_wait)
-      end_wait(th, t, -1, 0);
+    bool in_custom_wait = false;
+    if (__builtin_expect(th.waiting, 0)) {
+      in_custom_wait = th.wkind == kCustom;
+      if (!in_custom_wait)
+        end_wait(th, t, -1, 0);
+    }
     advance(th, t); // while waiting: only the clock moves
     update_stack(th, kind, arg);
-    if (in_custom_wait && th.waiting && th.stack.size() < th.wstack)
+    if (__builtin_expect(in_custom_wait, 0) && th.waiting && th.stack.size() < th.wstack)
       end_wait(th, t, -1, 0);
   }
 
