@@ -198,6 +198,37 @@ EngineOptions engine_options(ws::Database *db) {
 
 // ---- load -----------------------------------------------------------------------------
 
+// What the dropped records cost the analysis, by the kind of thread that lost them: a
+// stream working for intervals loses the intervals after its limit (the analysis covers
+// mostly the start of the run); a background thread (no interval mark before its limit)
+// loses only its time on the paths that reach it as a waker, which becomes (untracked).
+std::string drop_warning(const trace::Trace &tr, const EngineOutput &eo) {
+  std::size_t working = 0, background = 0;
+  const auto &streams = tr.streams();
+  for (std::size_t i = 0; i < streams.size(); ++i) {
+    if (streams[i].info().dropped == 0)
+      continue;
+    const bool marks = i < eo.stream_interval_marks.size() && eo.stream_interval_marks[i];
+    ++(marks ? working : background);
+  }
+  std::string w = std::to_string(eo.dropped) +
+                  " records were dropped by the runtime: thread streams reached their size limit "
+                  "(VPROF_MAX_THREAD_MB, default 256) and recorded nothing after it. ";
+  if (working)
+    w += std::to_string(working) +
+         " of them worked for intervals, so the intervals after that point are missing or "
+         "incomplete: the analysis covers mostly the start of the run (" +
+         std::to_string(eo.intervals.size()) + " finished intervals). ";
+  if (background)
+    w += std::to_string(background) +
+         " of them are background threads (no interval of their own before the limit): the "
+         "intervals are all there, but where their critical paths reach such a thread as a "
+         "waker after its limit, its work shows as (untracked). ";
+  w += "Raise VPROF_MAX_THREAD_MB in the workload's environment, run a shorter workload, or "
+       "plan fewer functions; a run with drops never decides the loop's stopping rule";
+  return w;
+}
+
 AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   AnalysisResult res;
   res.trace_dir = tr.dir().string();
@@ -214,21 +245,8 @@ AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   res.path_sum_mismatches = eo.path_sum_mismatches;
   res.inexact_splits = eo.inexact_splits;
   res.ticks_per_second = eo.ticks_per_second;
-  if (eo.dropped) {
-    std::size_t capped = 0;
-    for (const auto &st : tr.streams())
-      capped += st.info().dropped > 0;
-    res.warnings.push_back(
-        std::to_string(eo.dropped) +
-        " records were dropped by the runtime: " + std::to_string(capped) +
-        " thread stream(s) reached their size limit (VPROF_MAX_THREAD_MB, default 256) and "
-        "recorded nothing after it, so the intervals after that point are missing or "
-        "incomplete: the analysis covers mostly the start of the run (" +
-        std::to_string(eo.intervals.size()) +
-        " finished intervals). Raise VPROF_MAX_THREAD_MB in the workload's environment, run a "
-        "shorter workload, or plan fewer functions; a run with drops never decides the "
-        "loop's stopping rule");
-  }
+  if (eo.dropped)
+    res.warnings.push_back(drop_warning(tr, eo));
   if (eo.intervals_unfinished)
     res.warnings.push_back(std::to_string(eo.intervals_unfinished) +
                            " intervals began but never ended (ignored)");

@@ -146,6 +146,7 @@ struct Thread {
   // handed-off work, whose edge is the receive's (to the send), not the attach's.
   bool received = false;
   std::int64_t received_send_t = 0; // that hand-off's send time
+  bool interval_marks = false;      // the stream holds a begin, end, attach or detach
   std::uint64_t trunc_cursor = 0;   // absolute index into the truncation list
 
   std::uint32_t cur() const { return stack.empty() ? 0 : stack.back().node; }
@@ -905,6 +906,7 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     break;
   }
   case VPROF_REC_INTERVAL_BEGIN: {
+    th.interval_marks = true;
     if (th.waiting)
       end_wait(th, t, -1, 0);
     boundary(th, t);
@@ -936,6 +938,7 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     break;
   }
   case VPROF_REC_INTERVAL_END:
+    th.interval_marks = true;
     if (th.waiting)
       end_wait(th, t, -1, 0);
     boundary(th, t);
@@ -943,6 +946,7 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     prune(t);
     break;
   case VPROF_REC_ATTACH: {
+    th.interval_marks = true;
     if (th.waiting)
       end_wait(th, t, -1, 0);
     boundary(th, t);
@@ -975,6 +979,7 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     break;
   }
   case VPROF_REC_DETACH: {
+    th.interval_marks = true;
     if (th.waiting)
       end_wait(th, t, -1, 0);
     boundary(th, t);
@@ -1069,6 +1074,8 @@ EngineOutput Engine::run() {
   }
   out_.intervals_unfinished += open_.size();
   out_.nodes = std::move(nodes_);
+  for (const auto &th : threads_)
+    out_.stream_interval_marks.push_back(th.interval_marks ? 1 : 0);
   return std::move(out_);
 }
 

@@ -71,8 +71,11 @@ struct EngineOutput {
   std::vector<std::string> labels{""};
   std::uint64_t records = 0;
   std::uint64_t dropped = 0;
-  std::uint64_t max_stream_records = 0;      // the longest stream, its dropped records included
-  std::vector<std::uint64_t> site_calls;     // ENTER records per site id (all threads)
+  std::uint64_t max_stream_records = 0;  // the longest stream, its dropped records included
+  std::vector<std::uint64_t> site_calls; // ENTER records per site id (all threads)
+  // per stream (the trace's order): 1 if it holds an interval mark (begin, end, attach,
+  // detach) — a thread working for intervals, not only as a waker
+  std::vector<std::uint8_t> stream_interval_marks;
   std::uint64_t intervals_unfinished = 0;    // begun, never ended
   std::uint64_t intervals_unmatched_end = 0; // END without a known BEGIN
   std::uint64_t path_sum_mismatches = 0;     // L(s) != sum over the path (must stay 0)

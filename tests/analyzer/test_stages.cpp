@@ -3,10 +3,14 @@
 // edge, place assignment, interval groups, the time matrices, the ranking's tie rules, the
 // noise floor and what-if.
 #include "stages.hpp"
+#include "trace_builder.hpp"
+#include "vprof/trace_reader.hpp"
 
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <unistd.h>
 
 using namespace vprof::analyzer;
 using namespace vprof::analyzer::detail;
@@ -232,4 +236,46 @@ TEST(Stages, WhatIfReplacesTheTermByItsMean) {
   const double var_y = cov_of(gt.S.col(2), gt.S.col(2));
   EXPECT_NEAR(gr.whatifs[0].var_after_ns2, var_y, 1e-9);
   EXPECT_NEAR(gr.whatifs[0].var_drop, 1 - var_y / gr.latency.var_ns2, 1e-12);
+}
+
+// The drop warning says what the lost records cost: intervals after the limit when the
+// capped stream worked for intervals; only the waker's time on some paths when it is a
+// background thread (LevelDB's compaction thread at the cap).
+TEST(Stages, TheDropWarningTellsIntervalThreadsFromBackgroundThreads) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("vprof-stages-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  auto warning_for = [&](bool worker_capped, bool background_capped) {
+    vprof::testing::TraceBuilder b(1);
+    auto &w = b.thread(1);
+    for (std::uint64_t i = 0; i < 4; ++i)
+      w.emit(VPROF_REC_INTERVAL_BEGIN, i + 1, i * 10)
+          .emit(VPROF_REC_INTERVAL_END, i + 1, i * 10 + 5);
+    w.dropped = worker_capped ? 100 : 0;
+    auto &bg = b.thread(2);
+    bg.enter(3, 1, 1).exit(3, 30, 1);
+    bg.dropped = background_capped ? 7 : 0;
+    fs::remove_all(dir);
+    b.write(dir);
+    auto tr = vprof::trace::Trace::open(dir);
+    EngineOutput eo = run_engine(tr, {});
+    EXPECT_EQ(eo.stream_interval_marks, (std::vector<std::uint8_t>{1, 0}));
+    return load_result(tr, eo).warnings;
+  };
+  auto only = [](const std::vector<std::string> &ws) {
+    EXPECT_EQ(ws.size(), 1u);
+    return ws.empty() ? std::string() : ws[0];
+  };
+  std::string bg = only(warning_for(false, true));
+  EXPECT_NE(bg.find("1 of them are background threads"), std::string::npos) << bg;
+  EXPECT_EQ(bg.find("covers mostly the start"), std::string::npos) << bg;
+  EXPECT_NE(bg.find("VPROF_MAX_THREAD_MB"), std::string::npos);
+  std::string work = only(warning_for(true, false));
+  EXPECT_NE(work.find("1 of them worked for intervals"), std::string::npos) << work;
+  EXPECT_NE(work.find("covers mostly the start of the run (4 finished intervals)"),
+            std::string::npos)
+      << work;
+  EXPECT_EQ(work.find("background"), std::string::npos);
+  EXPECT_TRUE(warning_for(false, false).empty());
+  fs::remove_all(dir);
 }

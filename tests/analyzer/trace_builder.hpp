@@ -24,6 +24,7 @@ public:
     std::uint32_t tid = 0;
     std::vector<vprof_record> recs;
     std::uint64_t base = 0;
+    std::uint64_t dropped = 0; // the header's count of records lost at the size limit
     // ticks are relative to the process base (the builder adds base_ticks).
     Thread &emit(unsigned kind, std::uint64_t arg, std::uint64_t ticks) {
       vprof_record r;
@@ -88,6 +89,7 @@ public:
       h.committed_records = committed;
       h.window_base = committed;
       h.features = features_;
+      h.dropped = t.dropped;
       std::snprintf(h.thread_name, sizeof h.thread_name, "t%u", t.tid);
       auto path = dir / (std::to_string(pid_) + "." + std::to_string(seq) + ".vpt");
       std::vector<vprof_record> window(w, vprof_record{0, 0});

@@ -62,6 +62,10 @@ extern __thread vprof_thread_window vprof_window_ VPROF_TLS_MODEL_;
 
 /* Slow path (libvprof_rt): writes the record after making room, or drops it. */
 void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks);
+/* The same, reading the clock itself — and not at all when tracing is off, so that a
+ * disabled probe costs a thread-local compare and a call (objects compiled before it
+ * still call vprof_emit_slow_). */
+void vprof_emit_slow_now_(unsigned kind, uint64_t arg);
 
 /* The trace clock. x86-64: rdtsc (invariant TSC, calibrated at start-up);
  * aarch64: the virtual counter; elsewhere CLOCK_MONOTONIC in ns. */
@@ -83,12 +87,13 @@ static VPROF_ALWAYS_INLINE_ uint64_t vprof_clock_(void) {
 
 /* Appends one record to the calling thread's stream. */
 static VPROF_ALWAYS_INLINE_ void vprof_emit_(unsigned kind, uint64_t arg) {
-  uint64_t t = vprof_clock_();
   vprof_record *r = vprof_window_.cur;
+  uint64_t t;
   if (__builtin_expect(r == vprof_window_.end, 0)) {
-    vprof_emit_slow_(kind, arg, t);
+    vprof_emit_slow_now_(kind, arg);
     return;
   }
+  t = vprof_clock_();
   r->arg = arg;
   /* head last, with release order: a record whose kind is non-zero is complete
    * even if the process is killed between the two stores. */
