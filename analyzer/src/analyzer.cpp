@@ -291,7 +291,7 @@ void name_nodes(const EngineOutput &eo, const DbFacts &facts, AnalysisResult &re
     } else if (d.label >= kLabelWaitBase) {
       n.kind = Node::Kind::Wait;
       n.wait = wait_kind_name(static_cast<unsigned>(d.label - kLabelWaitBase));
-      n.name = "[wait:" + n.wait + "]";
+      n.name = d.label == kLabelWaitBase + kWakeup ? "[wake-up delay]" : "[wait:" + n.wait + "]";
       n.path = prefix + "/wait:" + n.wait;
       n.height = 0;
     } else {
@@ -383,6 +383,14 @@ NodeFacts heights_and_specificity(const DbFacts &facts, AnalysisResult &res) {
 
 // ---- places (docs/statistics.md, "Places") --------------------------------------------
 
+// The waiter's wake-up delay below a wait node (the engine's kWakeup child).
+bool is_wakeup_delay(const AnalysisResult &res, int node) {
+  const Node &n = res.nodes[static_cast<std::size_t>(node)];
+  return n.kind == Node::Kind::Wait && n.parent >= 0 &&
+         res.nodes[static_cast<std::size_t>(n.parent)].kind == Node::Kind::Wait &&
+         n.wait == wait_kind_name(kWakeup);
+}
+
 // Every site and wait node belongs to one place; the root and (untracked) to none. A call
 // of a function defined in the program belongs to the callee (with its body below it: one
 // place), a call of an outside function to "callee in caller", a wait to "kind in the
@@ -407,6 +415,13 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
     Place::Kind pkind = Place::Kind::Function;
     if (n.kind == Node::Kind::Untracked) {
       continue;
+    } else if (n.kind == Node::Kind::Wait && is_wakeup_delay(res, static_cast<int>(i))) {
+      // the waiter's delay after the release: a place of its own beside the wait's
+      const int wp = pt.place_of[n.parent];
+      pkind = Place::Kind::Wait;
+      holder = pt.holder[wp];
+      key = "w:wakeup@" + pt.key[wp];
+      name = n.name + " after " + pt.name[wp];
     } else if (n.kind == Node::Kind::Wait) {
       pkind = Place::Kind::Wait;
       holder = encl_fn[n.parent];
@@ -459,6 +474,10 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
   pt.via_of.assign(N, -1);
   for (std::size_t i = 1; i < N; ++i) {
     int p = res.nodes[i].parent;
+    if (is_wakeup_delay(res, static_cast<int>(i))) { // on the path the wait itself is on
+      pt.via_of[i] = pt.via_of[p];
+      continue;
+    }
     pt.via_of[i] = pt.via_of[p] >= 0                       ? pt.via_of[p]
                    : res.nodes[p].kind == Node::Kind::Wait ? pt.place_of[p]
                                                            : -1;

@@ -16,7 +16,8 @@
 namespace vprof::analyzer::detail {
 
 const char *wait_kind_name(unsigned k) {
-  static const char *names[] = {"mutex", "rwlock", "cond", "sem", "custom", "handoff", "queue"};
+  static const char *names[] = {"mutex",  "rwlock",  "cond",  "sem",
+                                "custom", "handoff", "queue", "wakeup"};
   return k < kWaitKinds ? names[k] : "?";
 }
 
@@ -729,7 +730,9 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
         std::uint32_t w = compose(it.prefix, child(c.ctx, kLabelWaitBase + c.wkind));
         if (c.src >= 0 && !(it.settled && std::clamp(c.r, a, b) >= it.hi)) {
           std::int64_t r = std::clamp(c.r, a, b);
-          attribute(w, b - r);
+          // from the release to the waiter running again: its own wake-up delay
+          if (b > r)
+            attribute(child(w, kLabelWaitBase + kWakeup), b - r);
           if (r > a) {
             // The path continues on the waker from its release back to the interval's
             // begin (the waiter's own history before it blocked ran in parallel and is

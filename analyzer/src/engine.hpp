@@ -28,6 +28,9 @@ enum WaitKind : std::uint8_t {
   kCustom,
   kHandoff,
   kQueue,
+  // below a wait node that had a waker: the waiter's delay from the waker's release to its
+  // running again (the scheduler's run queue, the primitive's wake-up path)
+  kWakeup,
   kWaitKinds
 };
 const char *wait_kind_name(unsigned k);

@@ -79,6 +79,8 @@ struct PlaceTable {
 };
 
 PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts);
+// Whether `node` is a waiter's wake-up delay (below the wait node that had a waker).
+bool is_wakeup_delay(const AnalysisResult &res, int node);
 
 // ---- per group ------------------------------------------------------------------------
 

@@ -117,7 +117,7 @@ TEST(CriticalPath, MutexWaitFollowsTheHolder) {
   // interval's begin (T1's own [0,10] ran in parallel and is off the path).
   EXPECT_EQ(self_times(eo, 0), (Times{{"/", 38},
                                       {"/s1", 2},
-                                      {"/s1/wait:mutex", 10},
+                                      {"/s1/wait:mutex/wait:wakeup", 10},
                                       {"/s1/wait:mutex/s5", 30},
                                       {"/s1/wait:mutex/s5/s6", 20}}));
 }
@@ -152,8 +152,9 @@ TEST(CriticalPath, CondvarSignalWakesTheWaiter) {
   b.thread(2).enter(7, 0, 1).emit(VPROF_REC_COND_SIGNAL, 0xC0, 60).exit(7, 65, 1);
   b.write(dir);
   auto eo = run(dir);
-  EXPECT_EQ(self_times(eo, 0),
-            (Times{{"/", 25}, {"/s1", 5}, {"/s1/wait:cond", 10}, {"/s1/wait:cond/s7", 60}}));
+  EXPECT_EQ(
+      self_times(eo, 0),
+      (Times{{"/", 25}, {"/s1", 5}, {"/s1/wait:cond/s7", 60}, {"/s1/wait:cond/wait:wakeup", 10}}));
 }
 
 TEST(CriticalPath, CondSignalBeforeTheWaitIsNoEdge) {
@@ -287,8 +288,10 @@ TEST(CriticalPath, ProbesInsideACustomWaitStayInTheWait) {
   b.write(dir);
   auto eo = run(dir);
   EXPECT_EQ(eo.wake_edges, 1u);
-  EXPECT_EQ(self_times(eo, 0),
-            (Times{{"/", 10}, {"/s1", 8}, {"/s1/wait:custom", 7}, {"/s1/wait:custom/s7", 55}}));
+  EXPECT_EQ(
+      self_times(eo, 0),
+      (Times{
+          {"/", 10}, {"/s1", 8}, {"/s1/wait:custom/s7", 55}, {"/s1/wait:custom/wait:wakeup", 7}}));
 }
 
 // A custom wait whose end was never marked ends when the function that waited returns.
@@ -398,7 +401,8 @@ TEST(CriticalPath, SharedMutexAcrossProcesses) {
   b.write(dir);
   auto eo = run(dir);
   EXPECT_EQ(eo.wake_edges, 1u);
-  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 40}, {"/wait:mutex", 10}, {"/wait:mutex/s3", 50}}));
+  EXPECT_EQ(self_times(eo, 0),
+            (Times{{"/", 40}, {"/wait:mutex/wait:wakeup", 10}, {"/wait:mutex/s3", 50}}));
 }
 
 TEST(CriticalPath, ChainedWaitsFlattenIntoTheOuterWait) {
@@ -426,13 +430,15 @@ TEST(CriticalPath, ChainedWaitsFlattenIntoTheOuterWait) {
   b.write(dir);
   auto eo = run(dir);
   EXPECT_EQ(eo.wake_edges, 2u);
-  // T1 [80,100] + latency 5; T2 from 75 back: no frame [70,75] (5, in the wait node),
-  // s2 [50,70], its wait [20,50] woken at 45 (5 of latency); T3 from 45 back to 0: s3
-  // [4,45], no frame [3,4], untracked before its first record [0,3].
+  // T1 [80,100] + latency 5 (its wake-up delay); T2 from 75 back: no frame [70,75] (5, in
+  // the wait node), s2 [50,70], its wait [20,50] woken at 45 (5 of wake-up delay); T3 from
+  // 45 back to 0: s3 [4,45], no frame [3,4] (1, the wait node), untracked before its first
+  // record [0,3].
   EXPECT_EQ(self_times(eo, 0), (Times{{"/", 20},
-                                      {"/wait:mutex", 11},
+                                      {"/wait:mutex", 6},
+                                      {"/wait:mutex/wait:wakeup", 5},
                                       {"/wait:mutex/s2", 20},
-                                      {"/wait:mutex/s2/wait:mutex", 5},
+                                      {"/wait:mutex/s2/wait:mutex/wait:wakeup", 5},
                                       {"/wait:mutex/s3", 41},
                                       {"/wait:mutex/untracked", 3}}));
 }
@@ -461,14 +467,16 @@ TEST(CriticalPath, ConvoyChainMergesTheHoldersWork) {
   b.write(dir);
   auto eo = run(dir);
   EXPECT_EQ(eo.wake_edges, 2u);
-  // T1: [90,100] own, wait [10,90] woken at 85 -> 5 latency; T2 back from 85: s5 [40,85]
-  // = 45, its wait [5,40] woken at 38 -> 2 latency in the nested node; T3 back from 38
-  // to 0: s5 [2,38] = 36 into the outer wait's context, no frame [1,2], untracked [0,1].
+  // T1: [90,100] own, wait [10,90] woken at 85 -> 5 of wake-up delay; T2 back from 85: s5
+  // [40,85] = 45, its wait [5,40] woken at 38 -> 2 of wake-up delay in the nested node; T3
+  // back from 38 to 0: s5 [2,38] = 36 into the outer wait's context, no frame [1,2] (the
+  // wait node), untracked [0,1].
   EXPECT_EQ(self_times(eo, 0), (Times{{"/", 10},
-                                      {"/wait:mutex", 6},
+                                      {"/wait:mutex", 1},
+                                      {"/wait:mutex/wait:wakeup", 5},
                                       {"/wait:mutex/s5", 81},
                                       {"/wait:mutex/untracked", 1},
-                                      {"/wait:mutex/wait:mutex", 2}}));
+                                      {"/wait:mutex/wait:mutex/wait:wakeup", 2}}));
 }
 
 TEST(CriticalPath, InlinedCalleeAtTheSameDepthNests) {

@@ -80,7 +80,7 @@ TEST(RuntimeRoundTrip, MutexScenarioThroughTheRealWriter) {
     got[path_of(eo, eo.times[r.times_off + k].node)] += eo.times[r.times_off + k].ticks;
   EXPECT_EQ(got, (std::map<std::string, std::int64_t>{{"/", 38},
                                                       {"/s1", 2},
-                                                      {"/s1/wait:mutex", 10},
+                                                      {"/s1/wait:mutex/wait:wakeup", 10},
                                                       {"/s1/wait:mutex/s5", 30},
                                                       {"/s1/wait:mutex/s5/s6", 20}}));
   fs::remove_all(dir);

@@ -279,3 +279,32 @@ TEST(Stages, TheDropWarningTellsIntervalThreadsFromBackgroundThreads) {
   EXPECT_TRUE(warning_for(false, false).empty());
   fs::remove_all(dir);
 }
+
+// A wait that had a waker: the waiter's delay from the release to running again is a node
+// of its own below the wait, and a place of its own on the waiter's path ("[wake-up
+// delay] after [wait:cond] in serve"), not part of the waker's work.
+TEST(Stages, TheWakeUpDelayIsAPlaceOfItsOwn) {
+  EngineOutput eo;
+  eo.nodes = {
+      {kNoParent, 0}, {0, 1}, {1, kLabelWaitBase + kCond}, {2, 3}, {2, kLabelWaitBase + kWakeup}};
+  DbFacts facts;
+  facts.have = true;
+  facts.H = 2;
+  facts.sites[1] = body_site(10, "serve", 2, true);
+  facts.sites[3] = body_site(12, "flush", 1, true);
+  AnalysisResult res;
+  name_nodes(eo, facts, res);
+  EXPECT_EQ(res.nodes[4].name, "[wake-up delay]");
+  EXPECT_EQ(res.nodes[4].path, "/s1/wait:cond/wait:wakeup");
+  EXPECT_TRUE(is_wakeup_delay(res, 4));
+  EXPECT_FALSE(is_wakeup_delay(res, 2));
+  PlaceTable pt = assign_places(res, facts);
+  const int wait = pt.place_of[2], delay = pt.place_of[4];
+  ASSERT_GE(delay, 0);
+  EXPECT_NE(delay, wait);
+  EXPECT_EQ(pt.key[delay], "w:wakeup@w:cond@f:10");
+  EXPECT_EQ(pt.name[delay], "[wake-up delay] after [wait:cond] in serve");
+  EXPECT_EQ(pt.kind[delay], Place::Kind::Wait);
+  EXPECT_EQ(pt.via_of[4], -1) << "the delay is the waiter's own, not the waker's work";
+  EXPECT_EQ(pt.via_of[3], wait);
+}
