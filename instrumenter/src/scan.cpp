@@ -34,6 +34,9 @@ struct FnInfo {
   unsigned line = 0;
   bool defined = false, annotated = false;
   bool defaulted = false; // `= default` out of line: defined, but no body to probe
+  // a definition written in the TU's main file: the rewriter probes only those (headers
+  // policy, docs/instrumenter.md); a function defined in a header is not rewritable
+  bool in_main = false;
 };
 
 struct Edge {
@@ -114,6 +117,8 @@ public:
     std::string u = note(fd, true);
     if (u.empty())
       return RecursiveASTVisitor::TraverseDecl(d);
+    if (sm_.isWrittenInMainFile(sm_.getExpansionLoc(fd->getLocation())))
+      g_.fns[u].in_main = true;
     stack_.push_back(u);
     int loops = std::exchange(loops_, 0); // a function's loops are its own
     bool ok = RecursiveASTVisitor::TraverseDecl(d);
@@ -420,8 +425,8 @@ private:
 void store(ws::Database &db, const TuGraph &g, std::unordered_map<std::string, std::int64_t> &ids) {
   ws::Transaction tx(db);
   auto up =
-      db.prepare("INSERT INTO functions(usr, name, file, line, defined, annotated, body) "
-                 "VALUES(?,?,?,?,?,?,?) "
+      db.prepare("INSERT INTO functions(usr, name, file, line, defined, annotated, body, "
+                 "rewritable) VALUES(?,?,?,?,?,?,?,?) "
                  "ON CONFLICT(usr) DO UPDATE SET "
                  "name = CASE WHEN excluded.defined > functions.defined THEN excluded.name ELSE "
                  "functions.name END, "
@@ -432,11 +437,12 @@ void store(ws::Database &db, const TuGraph &g, std::unordered_map<std::string, s
                  "defined = max(functions.defined, excluded.defined), "
                  "annotated = max(functions.annotated, excluded.annotated), "
                  "body = CASE WHEN excluded.defined > functions.defined THEN excluded.body ELSE "
-                 "min(functions.body, excluded.body) END RETURNING id");
+                 "min(functions.body, excluded.body) END, "
+                 "rewritable = max(functions.rewritable, excluded.rewritable) RETURNING id");
   for (const auto &[usr, fi] : g.fns) {
     up.bind(1, usr).bind(2, fi.name).bind(3, fi.file).bind(4, static_cast<std::int64_t>(fi.line));
     up.bind(5, fi.defined ? 1 : 0).bind(6, fi.annotated ? 1 : 0);
-    up.bind(7, fi.defaulted ? 0 : 1);
+    up.bind(7, fi.defaulted ? 0 : 1).bind(8, fi.in_main ? 1 : 0);
     if (up.step())
       ids[usr] = up.int64(0);
     up.reset();

@@ -61,6 +61,31 @@ struct Graph {
 
 using Names = std::set<std::string>;
 
+// The rewriter probes only bodies written in a TU's main file: a function defined in a
+// header is recorded as not rewritable, and the first plan steps through it to its callees
+// (its calls stay timed at the call sites in the planned callers).
+TEST(Rewritable, HeaderFunctionsAreNotPlannedButTheirCalleesAre) {
+  Graph g;
+  const std::string header = "int leaf(int x);\ninline int wrap(int x) { return leaf(x) + 1; }\n";
+  g.opt.virtual_files["/virtual/hdr/wrap.hpp"] = header;
+  g.add("/virtual/hdr/leaf.cpp", "int leaf(int x) { return 2 * x; }\n");
+  g.add("/virtual/hdr/main.cpp",
+        "#include <stdint.h>\n#include <vprof/vprof.h>\n#include \"wrap.hpp\"\n"
+        "int serve(int x) { uint64_t iv; VPROF_INTERVAL_BEGIN(iv, \"r\"); int r = wrap(x);\n"
+        "  VPROF_INTERVAL_END(iv); return r; }\n");
+  g.scan();
+  EXPECT_EQ(g.names("SELECT name FROM functions WHERE defined = 1 AND rewritable = 0"),
+            (Names{"wrap"}));
+  EXPECT_EQ(g.names("SELECT name FROM functions WHERE defined = 1 AND rewritable = 1"),
+            (Names{"serve", "leaf"}));
+  planner::FirstPlanOptions po;
+  po.depth = 2;
+  planner::first_plan(g.db, po);
+  EXPECT_EQ(g.names("SELECT f.name FROM plans p JOIN functions f ON f.id = p.function "
+                    "WHERE p.iteration = 0"),
+            (Names{"serve", "leaf"}));
+}
+
 TEST(Roots, EveryIntervalCallMarksItsFunction) {
   Graph g;
   g.add("/virtual/roots.c",

@@ -34,7 +34,8 @@ std::int64_t or_zero(const Statement &st, int col) { return st.is_null(col) ? 0 
 // ---- the call graph ---------------------------------------------------------------
 
 std::optional<FunctionRow> function_row(Database &db, FunctionId f) {
-  auto st = db.prepare("SELECT name, height, defined, annotated, body FROM functions WHERE id = ?");
+  auto st = db.prepare(
+      "SELECT name, height, defined, annotated, body, rewritable FROM functions WHERE id = ?");
   st.bind(1, f);
   if (!st.step())
     return std::nullopt;
@@ -44,7 +45,7 @@ std::optional<FunctionRow> function_row(Database &db, FunctionId f) {
   r.height = st.is_null(1) ? -1 : static_cast<int>(st.int64(1));
   r.defined = st.int64(2) != 0;
   r.annotated = st.int64(3) != 0;
-  r.body = st.int64(4) != 0;
+  r.body = st.int64(4) != 0 && st.int64(5) != 0;
   return r;
 }
 

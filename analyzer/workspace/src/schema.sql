@@ -17,7 +17,8 @@ CREATE TABLE IF NOT EXISTS functions(
   defined   INTEGER NOT NULL DEFAULT 0,   -- 1: a body was seen; 0: external
   height    INTEGER,                      -- longest path to a leaf, SCCs condensed
   annotated INTEGER NOT NULL DEFAULT 0,   -- 1: contains vprof interval annotations
-  body      INTEGER NOT NULL DEFAULT 1    -- 0: defined `= default` out of line: no body to probe
+  body      INTEGER NOT NULL DEFAULT 1,   -- 0: defined `= default` out of line: no body to probe
+  rewritable INTEGER NOT NULL DEFAULT 1   -- 0: defined only in headers (only a TU's main file is rewritten)
 );
 
 -- Static call graph edges, one per call site in the source.

@@ -59,6 +59,8 @@ void migrate_from_1(Database &db) {
 void add_late_columns(Database &db) {
   if (!columns_of(db, "functions").empty() && !has_column(db, "functions", "body"))
     db.exec("ALTER TABLE functions ADD COLUMN body INTEGER NOT NULL DEFAULT 1");
+  if (!columns_of(db, "functions").empty() && !has_column(db, "functions", "rewritable"))
+    db.exec("ALTER TABLE functions ADD COLUMN rewritable INTEGER NOT NULL DEFAULT 1");
   if (!columns_of(db, "calls").empty() && !has_column(db, "calls", "in_loop"))
     db.exec("ALTER TABLE calls ADD COLUMN in_loop INTEGER NOT NULL DEFAULT 0");
   if (!columns_of(db, "analysis_runs").empty() && !has_column(db, "analysis_runs", "ranking"))

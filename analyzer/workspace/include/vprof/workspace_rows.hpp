@@ -23,7 +23,9 @@ struct FunctionRow {
   std::string name;
   int height = -1;
   bool defined = false, annotated = false;
-  bool body = true; // false: defined `= default` out of line, nothing to probe
+  // false: no body the instrumenter can probe — defined `= default` out of line, or
+  // defined only in headers (the rewriter probes a TU's main file only)
+  bool body = true;
 };
 
 std::optional<FunctionRow> function_row(Database &db, FunctionId f);
