@@ -236,6 +236,7 @@ std::string render_html(const AnalysisResult &res, const HtmlOptions &opt) {
                  {"wake_edges", res.wake_edges},
                  {"unfinished", res.intervals_unfinished}};
   data["warnings"] = res.warnings;
+  data["ranking"] = res.ranking == Ranking::Net ? "net" : "vprofiler";
   data["history"] = history_data(opt.history);
   json groups = json::array();
   for (const auto &g : res.groups)

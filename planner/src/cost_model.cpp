@@ -3,6 +3,7 @@
 #include "vprof/planner.hpp"
 
 #include <algorithm>
+#include <unordered_set>
 
 namespace vprof::planner {
 
@@ -48,10 +49,23 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
   }
   // A callee's calls seen at the probed call sites are those of the planned callers only: a
   // function called from many places (an allocator, a list append, a lock release) runs far
-  // more often. Its count is scaled by its call sites over the probed ones.
+  // more often. Its count is scaled by its call sites over the probed ones — counting only
+  // the call sites in functions seen running (planned ones that ran, or callees a probe
+  // saw called): a function named by seventy call sites of which the workload runs one
+  // (PostgreSQL's CommitTransactionCommand, once per transaction) is no allocator.
+  std::unordered_set<FunctionId> running;
+  for (const auto &[f, body] : body_calls_)
+    if (body > 0)
+      running.insert(f);
+  for (const auto &[f, n] : callee_calls_)
+    if (n > 0)
+      running.insert(f);
   for (auto &[f, n] : callee_calls_) {
     int probed = std::max(1, probed_sites[f]);
-    int all = ws::call_sites_naming(db, f);
+    int all = 0;
+    for (const auto &[caller, sites] : ws::call_sites_naming_by_caller(db, f))
+      if (running.count(caller))
+        all += sites;
     if (all > probed)
       n *= static_cast<double>(all) / probed;
   }

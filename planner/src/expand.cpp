@@ -33,6 +33,7 @@ struct Candidate {
   FunctionId function = 0;
   std::string factor;
   double critical_ns = 0; // its time on the critical path (0: never seen there)
+  int height = -1;        // call-graph height: how much code runs below it
 };
 
 class Expansion {
@@ -105,7 +106,7 @@ private:
       return;
     seen_.insert(f);
     auto cp = view_.critical_ns.find(f);
-    out_.push_back({f, key, cp == view_.critical_ns.end() ? 0 : cp->second});
+    out_.push_back({f, key, cp == view_.critical_ns.end() ? 0 : cp->second, row->height});
   }
 
   // The function and its callees. The callees of a function whose body probe ran were
@@ -259,9 +260,14 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   Expansion ex(db, view, cost, planned);
   std::vector<std::vector<Candidate>> per_factor;
   std::set<int> protected_nodes;
+  // Those seen on the critical path first, by their time there; then the unseen ones with
+  // the most code below them (the callee that can hold a hot function's time: PostgreSQL's
+  // CommitTransaction, not the leaf BlockStateAsString beside it).
   auto took = [&](std::vector<Candidate> got) {
     std::stable_sort(got.begin(), got.end(), [](const Candidate &x, const Candidate &y) {
-      return x.critical_ns > y.critical_ns;
+      if (x.critical_ns != y.critical_ns)
+        return x.critical_ns > y.critical_ns;
+      return x.height > y.height;
     });
     per_factor.push_back(std::move(got));
   };

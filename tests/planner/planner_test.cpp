@@ -154,6 +154,26 @@ TEST(CostModel, CountsPerIntervalFromTheRunsSiteCalls) {
   EXPECT_DOUBLE_EQ(m.predict_records(4), 2.0);
 }
 
+// A callee named by many call sites is scaled by them only where their callers run: hot
+// (seen called) names cheap twice, idle (never planned, never seen) names it five times.
+TEST(CostModel, OnlyCallSitesInRunningCallersMakeACalleeHot) {
+  Workspace w("sites");
+  w.db->exec("INSERT INTO functions(id, usr, name, defined, height, annotated) VALUES "
+             "(5,'idle','idle',1,1,0);"
+             "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES "
+             "(3,4,'direct','/s/a.c',21,3),(3,4,'direct','/s/a.c',22,3),"
+             "(5,4,'direct','/s/b.c',1,3),(5,4,'direct','/s/b.c',2,3),"
+             "(5,4,'direct','/s/b.c',3,3),(5,4,'direct','/s/b.c',4,3),"
+             "(5,4,'direct','/s/b.c',5,3);");
+  w.run(0, 1e6, kCounts);
+  auto run = ws::latest_run(*w.db, 0);
+  ASSERT_TRUE(run);
+  pl::CostModel m(*w.db, *run, ws::read_plan(*w.db, 0));
+  // work's one probed site, and hot's two (hot runs): 3 sites over 1 probed
+  EXPECT_DOUBLE_EQ(m.calls(4), 3.0);
+  EXPECT_DOUBLE_EQ(m.calls(3), 1000.0); // named by work alone
+}
+
 // Within the budget (10 % of 1 ms = 4000 records at 25 ns) the cheap callee joins the plan;
 // the hot one would pass it and stays timed at its call site.
 TEST(Expand, AHotCalleeStaysAtItsCallSite) {

@@ -255,7 +255,7 @@
     sec.appendChild(table([
       { title: "contrib", help: "Cov(X, L)/Var(L): the places add up to 100%", value: function (p) { return p.contribution; }, format: pct },
       { title: "share", help: "Var(X)/Var(L)", value: function (p) { return p.share; }, format: pct },
-      { title: "score", help: "the rank: specificity x contrib", value: function (p) { return p.score; }, format: function (v) { return v.toFixed(3); } },
+      { title: "score", help: data.ranking === "vprofiler" ? "the rank: VProfiler's specificity x share" : "the rank: specificity x contrib", value: function (p) { return p.score; }, format: function (v) { return v.toFixed(3); } },
       { title: "VProfiler's", help: "VProfiler's score: specificity x share", value: function (p) { return p.vprofiler_score; }, format: function (v) { return v.toFixed(3); } },
       { title: "mean", value: function (p) { return p.mean_ns; }, format: ns },
       { title: "spec", value: function (p) { return p.specificity; }, format: function (v) { return v.toFixed(0); } },
@@ -273,7 +273,7 @@
       { title: "95% interval", value: function (f) { return f.ci ? f.ci[0] : f.share; },
         format: function () { return ""; }, render: function (td, f) { td.textContent = f.ci ? pct(f.ci[0]) + " \u2013 " + pct(f.ci[1]) : ""; } },
       { title: "net", help: "min(share, Cov(X, parent)/Var(L)): the variance less what its siblings cancel", value: function (f) { return f.net_share; }, format: pct },
-      { title: "score", help: "the rank: specificity x net", value: function (f) { return f.score; }, format: function (v) { return v.toFixed(3); } },
+      { title: "score", help: data.ranking === "vprofiler" ? "the rank: VProfiler's specificity x share" : "the rank: specificity x net", value: function (f) { return f.score; }, format: function (v) { return v.toFixed(3); } },
       { title: "VProfiler's", help: "VProfiler's score: specificity x share", value: function (p) { return p.vprofiler_score; }, format: function (v) { return v.toFixed(3); } },
       { title: "Var(L) if constant", value: function (f) { return f.whatif ? -f.whatif[0] : 0; },
         render: function (td, f) { td.textContent = f.whatif ? "\u2212" + pct(f.whatif[0]) : ""; } },

@@ -68,11 +68,14 @@ CallSiteCount call_sites_in(Database &db, FunctionId f) {
   return c;
 }
 
-int call_sites_naming(Database &db, FunctionId f) {
-  auto st = db.prepare("SELECT COUNT(*) FROM (SELECT DISTINCT caller, file, line, col FROM calls "
-                       "WHERE callee = ?)");
+std::vector<std::pair<FunctionId, int>> call_sites_naming_by_caller(Database &db, FunctionId f) {
+  auto st = db.prepare("SELECT caller, COUNT(*) FROM (SELECT DISTINCT caller, file, line, col "
+                       "FROM calls WHERE callee = ?) GROUP BY caller ORDER BY caller");
   st.bind(1, f);
-  return st.step() ? static_cast<int>(st.int64(0)) : 0;
+  std::vector<std::pair<FunctionId, int>> out;
+  while (st.step())
+    out.push_back({st.int64(0), static_cast<int>(st.int64(1))});
+  return out;
 }
 
 std::vector<FunctionId> defined_callers_of(Database &db, const std::string &name) {

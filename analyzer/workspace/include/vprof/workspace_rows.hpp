@@ -37,8 +37,8 @@ struct CallSiteCount {
   int straight = 0, looped = 0;
 };
 CallSiteCount call_sites_in(Database &db, FunctionId f);
-// The call sites (positions in callers' bodies) that name or may reach f.
-int call_sites_naming(Database &db, FunctionId f);
+// The call sites (positions in callers' bodies) naming `f`, counted per calling function.
+std::vector<std::pair<FunctionId, int>> call_sites_naming_by_caller(Database &db, FunctionId f);
 // The defined functions that call a function named `name` (pthread_cond_signal...).
 std::vector<FunctionId> defined_callers_of(Database &db, const std::string &name);
 std::vector<FunctionId> annotated_functions(Database &db);
