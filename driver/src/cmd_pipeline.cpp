@@ -675,6 +675,7 @@ int run_loop(Context &ctx) {
       build_iteration(ctx, tools, *db, cdb ? &*cdb : nullptr, it);
       ctx.progress("iteration " + std::to_string(it) + ": running the workload");
       fs::path dir = run_iteration(ctx, it);
+      check_trace_plan(ctx, *db, it, dir);
       last = analyze_and_store(ctx, *db, dir, it);
       remove_old_traces(ctx, it);
       have_last = true;

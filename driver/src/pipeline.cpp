@@ -193,4 +193,22 @@ fs::path run_iteration(const Context &ctx, int iteration) {
   return dir;
 }
 
+void check_trace_plan(const Context &ctx, ws::Database &db, int iteration,
+                      const fs::path &trace_dir) {
+  auto chk = instr::check_trace_units(db, ctx.cfg.database(), iteration, trace_dir);
+  if (!chk.mismatched.empty())
+    throw std::runtime_error(instr::describe_unit_mismatches(chk.mismatched, iteration, trace_dir));
+  const std::string it = std::to_string(iteration);
+  if (!chk.any_units && ws::plan_size(db, iteration) > 0)
+    ctx.progress("warning: no process of the trace in " + trace_dir.string() +
+                 " says which plan it was built for (built by an older vprof, or without the "
+                 "wrappers): it is analysed as iteration " +
+                 it + "'s");
+  if (!chk.unregistered.empty())
+    ctx.progress("warning: " + std::to_string(chk.unregistered.size()) +
+                 " planned file(s) compiled for iteration " + it +
+                 " are in no process of its trace (e.g. " + chk.unregistered.front().string() +
+                 "): if the workload runs an installed copy, make `build` install it too");
+}
+
 } // namespace vprof::driver

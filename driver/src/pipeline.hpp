@@ -54,5 +54,9 @@ std::vector<std::string> take_unusable_trace_dir_notes(std::filesystem::file_tim
 // Returns that directory. Throws std::runtime_error when the workload fails or wrote no
 // trace.
 std::filesystem::path run_iteration(const Context &ctx, int iteration);
+// Holds the units the trace's processes registered against the plan of `iteration`: a
+// trace written by a binary built for another plan or workspace is refused (throws).
+void check_trace_plan(const Context &ctx, ws::Database &db, int iteration,
+                      const std::filesystem::path &trace_dir);
 
 } // namespace vprof::driver

@@ -25,7 +25,7 @@ namespace {
 
 // What the instrumented text depends on besides the source: bump when the probe forms or
 // the rewriting rules change, so that objects of an older vprof are rebuilt.
-constexpr const char *kRewriteVersion = "vprof-rewrite-1";
+constexpr const char *kRewriteVersion = "vprof-rewrite-2"; // 2: units register their plan
 
 std::uint64_t fnv1a(std::uint64_t h, const std::string &s) {
   for (unsigned char c : s) {

@@ -240,6 +240,14 @@ int main(int argc, char **argv) {
           fell_back(why);
           continue;
         }
+        // The unit registers the plan it was built for: the trace then proves it.
+        instr::UnitStamp unit;
+        unit.workspace_id = instr::workspace_identity(db);
+        auto stamp = stamps.find(abs.string());
+        unit.stamp = stamp == stamps.end() ? instr::kNoPlanStamp : stamp->second;
+        unit.iteration = *it;
+        unit.source = abs;
+        r.output += instr::unit_registration(unit);
         std::string name = fs::path(src).filename().string();
         const char *tmpdir = std::getenv("TMPDIR");
         std::string tmpl =

@@ -27,6 +27,8 @@ __thread vprof_thread_window vprof_window_ VPROF_TLS_MODEL_ = {0, 0};
  * refined clock frequency. Streams past this many in one process are not touched at
  * exit (their thread-exit close still happens). */
 #define VPROF_MAX_STREAMS 65536
+/* Instrumented translation units a process can name in <pid>.units. */
+#define VPROF_MAX_UNITS 16384
 
 enum thread_state {
   TS_NONE = 0, /* no stream yet: the next record opens one */
@@ -268,6 +270,63 @@ static void write_maps(const char *dir) {
     rename(tmp, dst);
 }
 
+/* ---------------------------------------------------------------- units */
+
+/* The instrumented translation units registered by their constructors. Registration only
+ * stores pointers (it may run before the runtime's own start-up); the file is written
+ * with the maps: when a stream is created and at exit. */
+typedef struct rt_unit {
+  const char *workspace_id, *plan_stamp, *source;
+  int iteration;
+} rt_unit;
+
+static rt_unit g_units[VPROF_MAX_UNITS];
+static unsigned g_unit_count;
+
+void vprof_register_unit(const char *workspace_id, const char *plan_stamp, int iteration,
+                         const char *source) {
+  unsigned i = __atomic_fetch_add(&g_unit_count, 1, __ATOMIC_ACQ_REL);
+  if (i >= VPROF_MAX_UNITS || !workspace_id || !plan_stamp || !source)
+    return;
+  g_units[i].workspace_id = workspace_id;
+  g_units[i].plan_stamp = plan_stamp;
+  g_units[i].iteration = iteration;
+  __atomic_store_n(&g_units[i].source, source, __ATOMIC_RELEASE); /* the entry is complete */
+}
+
+/* Writes <dir>/<pid>.units: one line "workspace\tstamp\titeration\tsource" per unit,
+ * then "overflow\t<count>" if more registered than the table holds. No stdio streams:
+ * this runs on the probe's slow path, wherever a thread's first event happens. */
+static void write_units(const char *dir) {
+  char tmp[PATH_MAX], dst[PATH_MAX], line[PATH_MAX + 128];
+  unsigned i, n = __atomic_load_n(&g_unit_count, __ATOMIC_ACQUIRE);
+  int fd, len, ok = 1;
+  if (n == 0)
+    return;
+  snprintf(tmp, sizeof tmp, "%s/.%d.units.%d.tmp", dir, (int)g.pid, (int)gettid());
+  snprintf(dst, sizeof dst, "%s/%d.units", dir, (int)g.pid);
+  fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    return;
+  for (i = 0; ok && i < n && i < VPROF_MAX_UNITS; i++) {
+    rt_unit *u = &g_units[i];
+    if (!__atomic_load_n(&u->source, __ATOMIC_ACQUIRE))
+      continue;
+    len = snprintf(line, sizeof line, "%s\t%s\t%d\t%s\n", u->workspace_id, u->plan_stamp,
+                   u->iteration, u->source);
+    ok = len > 0 && (size_t)len < sizeof line && write(fd, line, (size_t)len) == len;
+  }
+  if (ok && n > VPROF_MAX_UNITS) {
+    len = snprintf(line, sizeof line, "overflow\t%u\n", n);
+    ok = write(fd, line, (size_t)len) == len;
+  }
+  close(fd);
+  if (ok)
+    rename(tmp, dst);
+  else
+    unlink(tmp);
+}
+
 /* ---------------------------------------------------------------- streams */
 
 static void window_clear(void) {
@@ -381,6 +440,7 @@ static void stream_open(rt_thread *t) {
   if (g.key_ok)
     pthread_setspecific(g.key, (void *)1);
   write_maps(t->dir);
+  write_units(t->dir);
   t->state = TS_OPEN;
   window_reset(t);
   vprof_rt_log_("stream %s opened (tid %d)", path, (int)h->tid);
@@ -552,8 +612,10 @@ __attribute__((destructor)) static void process_exit(void) {
     __atomic_fetch_or(&h->flags, VPROF_STREAM_CLOSED, __ATOMIC_RELEASE);
     dropped += __atomic_load_n(&h->dropped, __ATOMIC_RELAXED);
   }
-  if (n)
+  if (n) {
     write_maps(g.dir);
+    write_units(g.dir);
+  }
   vprof_rt_log_("exit: %u streams in %s, %llu records dropped, clock %llu Hz", n, g.dir,
                 (unsigned long long)dropped, (unsigned long long)hz);
   errno = saved;

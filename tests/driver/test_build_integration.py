@@ -273,3 +273,35 @@ def test_a_file_with_marks_is_rebuilt_through_the_wrapper(vprof, root, tmp_path)
                           capture_output=True, text=True)
     assert dump.returncode == 0, dump.stderr[-2000:]
     assert "WAKE" in dump.stdout, dump.stdout[-2000:]
+
+
+def test_a_stale_installed_binary_is_refused(vprof, root, tmp_path):
+    """The workload runs an installed copy that `build` refreshes only once (an install
+    step missing from `build`): the trace of iteration 1 proves it was written by plan 0's
+    binary, and the loop stops naming the file; another workspace's binary likewise."""
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, build=f'make CC="$CC" VPROF_INCLUDE={include} && '
+                                           '(test -e inst || cp app inst)')
+    toml = (p / "vprof.toml").read_text().replace('workload = "./app"', 'workload = "./inst"')
+    (p / "vprof.toml").write_text(toml)
+    vp(vprof, p, "init", "--depth", "1")  # plan 0: serve, stage_a, stage_b
+    r = vp(vprof, p, "loop", "--prune", "0", "-k", "1", check=False)
+    assert "iteration 0: " in r.stderr and "resuming" not in r.stderr
+    assert r.returncode == 1, r.stderr[-3000:]
+    m = re.search(r"the trace in \S+iter-(\d+) was written by a binary built for another plan "
+                  r"than iteration \1's:\n  process \d+: \S+/([ab])\.c was compiled for "
+                  r"iteration 0's plan \(stamp [0-9a-f]{16}\), this one's is [0-9a-f]{16}",
+                  r.stderr)
+    assert m and m.group(1) != "0", r.stderr[-3000:]
+    assert "make `build` install it too" in r.stderr
+    # a new workspace: the installed copy still holds the old one's probes
+    vp(vprof, p, "init", "--depth", "1")
+    r = vp(vprof, p, "loop", "--iterations", "1", "--prune", "0", check=False)
+    assert r.returncode == 1
+    assert re.search(r"built for another vprof workspace than iteration 0's:\n  process \d+: "
+                     r"\S+\.c was compiled by another workspace \([0-9a-f]{16}\)", r.stderr), \
+        r.stderr[-3000:]
+    # refreshed by the build: analysed
+    (p / "inst").unlink()
+    vp(vprof, p, "loop", "--iterations", "1", "--prune", "0")
+    assert (p / ".vprof" / "reports" / "iter-0.txt").exists()

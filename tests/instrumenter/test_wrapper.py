@@ -6,6 +6,7 @@ import hashlib
 import json
 import os
 import pathlib
+import re
 import shutil
 import subprocess
 
@@ -130,6 +131,11 @@ def test_commands_and_wrapper_leave_sources_byte_identical(project, build_dir, t
     assert got.stdout == expected
     traces = list((tmp_path / "trace").glob("*.vpt"))
     assert traces, "the instrumented program wrote no trace"
+    # The instrumented units registered the plan they were built for (nested.c fell back).
+    units, = (tmp_path / "trace").glob("*.units")
+    lines = [line.split("\t") for line in units.read_text().splitlines()]
+    assert sorted(pathlib.Path(u[3]).name for u in lines) == ["main.c", "util.c"]
+    assert all(len(u) == 4 and re.fullmatch(r"[0-9a-f]{16}", u[1]) for u in lines), lines
     # Dependency files name the original source, not the temporary copy.
     dep = (project / "main.d").read_text()
     assert "main.c" in dep and "vprof-" not in dep
@@ -197,3 +203,60 @@ def test_parallel_rewrites_agree_on_site_ids(project, build_dir, tmp_path):
     con = sqlite3.connect(tmp_path / "v.db")
     (count, top, distinct), = con.execute("SELECT count(*), max(id), count(DISTINCT id) FROM sites")
     assert count == top == distinct
+
+
+STRICT_C = r'''#include <stdio.h>
+static int add(int a, int b) { return a + b; }
+int twice(int x);
+int twice(int x) { return add(x, x); }
+int main(void) {
+  int i, s = 0;
+  for (i = 0; i < 3; i++)
+    s += twice(i);
+  printf("%d\n", s);
+  return 0;
+}
+'''
+STRICT_CXX = r'''#include <cstdio>
+namespace n {
+int twice(int x);
+int twice(int x) { return x + x; }
+} // namespace n
+int main() {
+  int s = 0;
+  for (int i = 0; i < 3; i++)
+    s += n::twice(i);
+  std::printf("%d\n", s);
+  return 0;
+}
+'''
+
+
+@pytest.mark.parametrize("name,flags", [
+    ("s.c", ["-std=c89", "-pedantic", "-Wall", "-Wextra", "-Wmissing-prototypes",
+             "-Wstrict-prototypes", "-Werror"]),
+    ("s.cpp", ["-std=c++11", "-pedantic", "-Wall", "-Wextra", "-Werror"]),
+])
+def test_instrumented_units_compile_cleanly_under_the_targets_standard(
+        tmp_path, build_dir, name, flags):
+    """The probes and the unit's registration add no warning at the target's own standard
+    (C89, C++11), and the registration lands in the trace."""
+    inst, cc = tools(build_dir)
+    cxx = cc.parent / "vprof-c++"
+    compiler, real = (cxx, "g++") if name.endswith(".cpp") else (cc, "gcc")
+    proj = tmp_path / "p"
+    proj.mkdir()
+    (proj / name).write_text(STRICT_CXX if name.endswith(".cpp") else STRICT_C)
+    (tmp_path / "compile_commands.json").write_text(json.dumps(
+        [{"directory": str(proj), "file": name, "arguments": [real, *flags, "-c", name]}]))
+    ws = proj / ".vprof" / "vprof.db"
+    run([inst, "-w", ws, "-q", "scan", "-p", tmp_path])
+    run([inst, "-w", ws, "plan", "-r", "main", "-d", "2"])
+    env = dict(os.environ, VPROF_REAL_CC="gcc", VPROF_REAL_CXX="g++",
+               VPROF_TRACE_DIR=str(tmp_path / "trace"), VPROF_VERBOSE="1")
+    env.pop("VPROF_WORKSPACE", None)
+    r = run([compiler, *flags, name, "-o", "prog"], cwd=proj, env=env)
+    assert "warning" not in r.stderr and "probes ->" in r.stderr, r.stderr
+    assert run([proj / "prog"], env=dict(env, VPROF_VERBOSE="0")).stdout == "6\n"
+    units, = (tmp_path / "trace").glob("*.units")
+    assert units.read_text().rstrip("\n").split("\t")[3] == str(proj / name)

@@ -174,6 +174,44 @@ struct BuildCheck {
 BuildCheck check_build(ws::Database &wsdb, const std::filesystem::path &workspace_db, int iteration,
                        const CompileDb *cdb);
 
+// ---- trace units: the plan a trace's binary was built for (trace_units.cpp) ----
+
+// An instrumented translation unit as it registers with the runtime (<pid>.units).
+struct UnitStamp {
+  std::string workspace_id, stamp;
+  int iteration = -1;
+  std::filesystem::path source; // absolute, as in plan_stamps
+};
+// The text the wrapper appends to an instrumented translation unit: a constructor calling
+// vprof_register_unit (C89 and C++ alike, no new warnings).
+std::string unit_registration(const UnitStamp &u);
+// The units each process of a trace registered.
+struct TraceUnits {
+  int pid = 0;
+  std::vector<UnitStamp> units;
+  bool overflow = false; // more units than the runtime's table holds
+};
+std::vector<TraceUnits> read_trace_units(const std::filesystem::path &trace_dir);
+// The trace's units against the plan of `iteration`: units built for another workspace or
+// plan stamp, and planned files compiled for this plan (their object records say so) that
+// no process registered — the workload ran a program without them.
+struct UnitMismatch {
+  int pid = 0;
+  UnitStamp found;
+  std::string expected_stamp;
+  bool other_workspace = false;
+};
+struct TraceUnitCheck {
+  std::vector<UnitMismatch> mismatched;
+  std::vector<std::filesystem::path> unregistered;
+  bool any_units = false; // some process registered a unit
+};
+TraceUnitCheck check_trace_units(ws::Database &wsdb, const std::filesystem::path &workspace_db,
+                                 int iteration, const std::filesystem::path &trace_dir);
+// The error for a non-empty `bad`: up to five units named, and the likely fix.
+std::string describe_unit_mismatches(const std::vector<UnitMismatch> &bad, int iteration,
+                                     const std::filesystem::path &trace_dir);
+
 // Workspace lookup: $VPROF_WORKSPACE (a .db file or a directory holding .vprof/vprof.db),
 // else `.vprof/vprof.db` in `start` or its nearest ancestor. nullopt when none exists.
 std::optional<std::filesystem::path> find_workspace(const std::filesystem::path &start);

@@ -67,6 +67,13 @@ void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks);
  * still call vprof_emit_slow_). */
 void vprof_emit_slow_now_(unsigned kind, uint64_t arg);
 
+/* Registers an instrumented translation unit, from a constructor the compiler wrapper
+ * appends to it: the workspace, plan stamp and iteration it was built for, and its source
+ * (strings with static storage). Written to <pid>.units in the trace directory, so that a
+ * trace proves which plan it was built from. */
+void vprof_register_unit(const char *workspace_id, const char *plan_stamp, int iteration,
+                         const char *source);
+
 /* The trace clock. x86-64: rdtsc (invariant TSC, calibrated at start-up);
  * aarch64: the virtual counter; elsewhere CLOCK_MONOTONIC in ns. */
 static VPROF_ALWAYS_INLINE_ uint64_t vprof_clock_(void) {
