@@ -8,6 +8,7 @@
 #include "stages.hpp"
 #include "vprof/trace_reader.hpp"
 #include "vprof/workspace.hpp"
+#include "vprof/workspace_analysis.hpp"
 #include "vprof/workspace_rows.hpp"
 
 #include <Eigen/Dense>
@@ -98,51 +99,36 @@ DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
       f.H = -1;
     }
   }
-  if (f.H < 0) {
-    auto st = db->prepare("SELECT MAX(height) FROM functions WHERE annotated = 1");
-    if (st.step() && !st.is_null(0))
-      f.H = static_cast<int>(st.int64(0));
-  }
-  if (f.H < 0) {
-    auto st = db->prepare("SELECT MAX(height) FROM functions");
-    if (st.step() && !st.is_null(0))
-      f.H = static_cast<int>(st.int64(0));
-  }
-  auto st = db->prepare(
-      "SELECT s.kind, s.function, s.callee, s.callee_name, s.file, s.line, fn.name, fn.height, "
-      "ce.height, ce.name, "
-      "(SELECT COUNT(*) FROM calls c JOIN functions d ON d.id = c.callee "
-      "  WHERE c.caller = COALESCE(s.callee, s.function) AND d.defined = 1), "
-      "ce.defined, s.col "
-      "FROM sites s JOIN functions fn ON fn.id = s.function "
-      "LEFT JOIN functions ce ON ce.id = s.callee WHERE s.id = ?");
+  if (f.H < 0)
+    f.H = ws::max_annotated_height(*db).value_or(-1);
+  if (f.H < 0)
+    f.H = ws::max_height(*db).value_or(-1);
+  ws::SiteFactsReader reader(*db);
   for (const auto &n : nodes) {
     if (n.label >= detail::kLabelWaitBase || f.sites.count(static_cast<std::int64_t>(n.label)))
       continue;
     auto site = static_cast<std::int64_t>(n.label);
-    st.reset();
-    st.bind(1, site);
     SiteInfo si;
-    if (st.step()) {
-      si.kind = st.text(0);
-      std::string fname = st.text(6);
-      std::string file = st.text(4);
+    if (auto sf = reader.read(site)) {
+      si.kind = sf->body ? "body" : "call";
+      const std::string &fname = sf->function_name;
+      const std::string &file = sf->file;
       auto slash = file.find_last_of('/');
       std::string base = slash == std::string::npos ? file : file.substr(slash + 1);
-      int caller_h = st.is_null(7) ? -1 : static_cast<int>(st.int64(7));
-      si.caller = st.int64(1);
+      int caller_h = sf->function_height;
+      si.caller = sf->function;
       si.caller_name = fname;
-      if (si.kind == "body") {
-        si.function = st.int64(1);
+      if (sf->body) {
+        si.function = sf->function;
         si.name = fname;
         si.height = caller_h;
-        si.has_callees = st.int64(10) > 0;
+        si.has_callees = sf->has_defined_callees;
       } else {
-        si.function = st.is_null(2) ? 0 : st.int64(2);
-        std::string callee = st.is_null(9) ? st.text(3) : st.text(9);
+        si.function = sf->callee;
+        const std::string &callee = sf->callee_name;
         si.callee_name = callee;
-        si.name = callee + "() @" + base + ":" + std::to_string(st.int64(5));
-        bool callee_defined = !st.is_null(11) && st.int64(11) != 0;
+        si.name = callee + "() @" + base + ":" + std::to_string(sf->line);
+        bool callee_defined = sf->callee_defined;
         // call targets (virtual overrides, indirect candidates, template patterns whose
         // callee the site table could not resolve)
         auto targets = ws::call_targets(*db, site);
@@ -159,8 +145,8 @@ DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
           // level above the highest of its targets, so an instrumented target's body
           // below it is more specific.
           si.height = target_h + 1;
-        } else if (callee_defined && !st.is_null(8)) {
-          si.height = std::max(static_cast<int>(st.int64(8)), target_h);
+        } else if (callee_defined && sf->callee_height >= 0) {
+          si.height = std::max(sf->callee_height, target_h);
         } else if (ntargets > 0) {
           si.height = target_h;
         } else {
@@ -179,19 +165,14 @@ DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
   return f;
 }
 
+// Site ids at or above this (16M) stay out of the engine's dense site table.
+constexpr ws::SiteId kSiteTableLimit = 16777216;
+
 EngineOptions engine_options(ws::Database *db) {
   EngineOptions eopt;
   if (db) {
-    auto st = db->prepare("SELECT id, function FROM sites WHERE id >= 0 AND id < 16777216");
-    while (st.step()) {
-      auto id = static_cast<std::size_t>(st.int64(0));
-      if (id >= eopt.site_function.size())
-        eopt.site_function.resize(id + 1, 0);
-      eopt.site_function[id] = st.int64(1);
-    }
-    auto ce = db->prepare("SELECT DISTINCT caller, callee FROM calls");
-    while (ce.step())
-      eopt.calls.push_back({ce.int64(0), ce.int64(1)});
+    eopt.site_function = ws::site_function_table(*db, kSiteTableLimit);
+    eopt.calls = ws::call_edges(*db);
   }
   return eopt;
 }

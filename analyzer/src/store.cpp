@@ -1,148 +1,190 @@
 // Storing an analysis run in the workspace's result tables (the schema is the workspace's,
 // analyzer/workspace/src/schema.sql), the iteration history and discarding a history.
 // docs/analyzer.md.
-#include "node_kind.hpp"
 #include "vprof/analyzer.hpp"
 #include "vprof/workspace.hpp"
-#include "vprof/workspace_rows.hpp"
+#include "vprof/workspace_analysis.hpp"
 
 #include <algorithm>
 
 namespace vprof::analyzer {
 namespace {
 
-using detail::kind_text;
+ws::NodeKind node_kind(Node::Kind k) {
+  switch (k) {
+  case Node::Kind::Site:
+    return ws::NodeKind::Site;
+  case Node::Kind::Wait:
+    return ws::NodeKind::Wait;
+  case Node::Kind::Untracked:
+    return ws::NodeKind::Untracked;
+  case Node::Kind::Root:
+    break;
+  }
+  return ws::NodeKind::Root;
+}
 
-const char *place_kind_text(Place::Kind k) {
+ws::PlaceKind place_kind(Place::Kind k) {
   switch (k) {
   case Place::Kind::Call:
-    return "call";
+    return ws::PlaceKind::Call;
   case Place::Kind::Site:
-    return "site";
+    return ws::PlaceKind::Site;
   case Place::Kind::Wait:
-    return "wait";
+    return ws::PlaceKind::Wait;
   case Place::Kind::Function:
     break;
   }
-  return "function";
+  return ws::PlaceKind::Function;
+}
+
+ws::AnalysisRunEntry run_entry(const AnalysisResult &res, int iteration) {
+  ws::AnalysisRunEntry r;
+  r.iteration = iteration;
+  r.trace_dir = res.trace_dir;
+  r.records = res.records;
+  r.streams = res.streams;
+  r.processes = res.processes;
+  r.dropped = res.dropped;
+  r.intervals = res.intervals;
+  r.intervals_unfinished = res.intervals_unfinished;
+  r.wake_edges = res.wake_edges;
+  r.root_height = res.H;
+  r.ticks_per_second = res.ticks_per_second;
+  for (const auto &g : res.groups)
+    r.max_residual = std::max(r.max_residual, g.max_residual);
+  r.max_stream_records = res.max_stream_records;
+  r.ranking = res.ranking == Ranking::Net ? ws::Ranking::Net : ws::Ranking::VProfiler;
+  return r;
+}
+
+ws::IntervalStatsEntry stats_entry(const GroupResult &g) {
+  const auto &l = g.latency;
+  return {.count = l.count,
+          .mean_ns = l.mean_ns,
+          .var_ns2 = l.var_ns2,
+          .cv = l.cv,
+          .min_ns = l.min_ns,
+          .p50_ns = l.p50_ns,
+          .p95_ns = l.p95_ns,
+          .p99_ns = l.p99_ns,
+          .max_ns = l.max_ns,
+          .max_residual = g.max_residual};
+}
+
+ws::TreeNodeEntry node_entry(const Node &n, const NodeStats &ns) {
+  ws::TreeNodeEntry e;
+  e.node = n.id;
+  e.parent = n.parent;
+  e.path = n.path;
+  e.name = n.name;
+  e.kind = node_kind(n.kind);
+  e.site = n.site;
+  e.function = n.function;
+  e.height = n.height;
+  e.mean_ns = ns.mean_ns;
+  e.var_ns2 = ns.var_ns2;
+  e.share = ns.share;
+  e.body_mean_ns = ns.body_mean_ns;
+  e.body_var_ns2 = ns.body_var_ns2;
+  e.expanded = ns.expanded;
+  e.residual = ns.residual;
+  return e;
+}
+
+ws::FactorEntry factor_entry(const Factor &f, int rank) {
+  ws::FactorEntry e;
+  e.rank = rank;
+  e.key = f.key;
+  e.name = f.name;
+  e.covariance = f.kind == Factor::Kind::Covariance;
+  e.parent = f.parent;
+  e.a = f.a;
+  e.b = f.b;
+  e.a_body = f.a_body;
+  e.b_body = f.b_body;
+  e.term_ns2 = f.term_ns2;
+  e.share = f.share;
+  e.has_ci = f.has_ci;
+  e.share_lo = f.share_lo;
+  e.share_hi = f.share_hi;
+  e.specificity = f.specificity;
+  e.score = f.score;
+  e.leaf = f.leaf;
+  e.net_share = f.net_share;
+  e.vprofiler_score = f.vprofiler_score;
+  return e;
+}
+
+// Its contribution by way: "own path=0.02; [wait:cond] in f=0.26".
+std::string via_text(const Place &p) {
+  std::string via;
+  for (const auto &[w, c] : p.via)
+    via += (via.empty() ? "" : "; ") + (w.empty() ? std::string("own path") : w) + "=" +
+           std::to_string(c);
+  return via;
+}
+
+ws::PlaceEntry place_entry(const Place &p, int rank, std::string_view via) {
+  ws::PlaceEntry e;
+  e.rank = rank;
+  e.key = p.key;
+  e.name = p.name;
+  e.kind = place_kind(p.kind);
+  e.function = p.function;
+  e.holder = p.holder;
+  e.node = p.node;
+  e.contexts = p.contexts;
+  e.mean_ns = p.mean_ns;
+  e.var_ns2 = p.var_ns2;
+  e.share = p.share;
+  e.contribution = p.contribution;
+  e.specificity = p.specificity;
+  e.score = p.score;
+  e.vprofiler_score = p.vprofiler_score;
+  e.waker = p.waker;
+  e.via = via;
+  return e;
+}
+
+ws::WaitEntry wait_entry(const Place &w, int rank) {
+  return {.rank = rank,
+          .key = w.key,
+          .name = w.name,
+          .contexts = w.contexts,
+          .mean_ns = w.mean_ns,
+          .var_ns2 = w.var_ns2,
+          .share = w.share,
+          .contribution = w.contribution};
 }
 
 } // namespace
 
 std::int64_t store(ws::Database &db, const AnalysisResult &res, int iteration) {
   ws::Transaction tx(db);
-  double worst = 0;
-  for (const auto &g : res.groups)
-    worst = std::max(worst, g.max_residual);
-  db.prepare("INSERT INTO analysis_runs(iteration, trace_dir, records, streams, processes, "
-             "dropped, intervals, intervals_unfinished, wake_edges, root_height, "
-             "ticks_per_second, max_residual, max_stream_records, ranking) "
-             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
-      .bind(1, iteration)
-      .bind(2, res.trace_dir)
-      .bind(3, static_cast<std::int64_t>(res.records))
-      .bind(4, static_cast<std::int64_t>(res.streams))
-      .bind(5, static_cast<std::int64_t>(res.processes))
-      .bind(6, static_cast<std::int64_t>(res.dropped))
-      .bind(7, static_cast<std::int64_t>(res.intervals))
-      .bind(8, static_cast<std::int64_t>(res.intervals_unfinished))
-      .bind(9, static_cast<std::int64_t>(res.wake_edges))
-      .bind(10, res.H)
-      .bind(11, res.ticks_per_second)
-      .bind(12, worst)
-      .bind(13, static_cast<std::int64_t>(res.max_stream_records))
-      .bind(14, res.ranking == Ranking::Net ? "net" : "vprofiler")
-      .run();
-  std::int64_t run = db.last_insert_rowid();
-  auto st_stats = db.prepare("INSERT INTO interval_stats VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-  auto st_node = db.prepare("INSERT INTO tree_nodes VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  auto st_factor =
-      db.prepare("INSERT INTO factors VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  auto st_whatif = db.prepare("INSERT INTO whatif VALUES (?,?,?,?,?,?,?)");
-  auto st_wait = db.prepare("INSERT INTO waits VALUES (?,?,?,?,?,?,?,?,?,?)");
-  auto st_place = db.prepare("INSERT INTO places VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  ws::RunId run = ws::insert_analysis_run(db, run_entry(res, iteration));
+  ws::ResultWriter out(db, run);
   for (const auto &g : res.groups) {
-    const auto &l = g.latency;
-    st_stats.bind(1, run).bind(2, g.label).bind(3, static_cast<std::int64_t>(l.count));
-    st_stats.bind(4, l.mean_ns).bind(5, l.var_ns2).bind(6, l.cv).bind(7, l.min_ns);
-    st_stats.bind(8, l.p50_ns).bind(9, l.p95_ns).bind(10, l.p99_ns).bind(11, l.max_ns);
-    st_stats.bind(12, g.max_residual).run();
-    for (const auto &ns : g.nodes) {
-      const Node &n = res.nodes[ns.node];
-      st_node.bind(1, run).bind(2, g.label).bind(3, n.id);
-      if (n.parent < 0)
-        st_node.bind_null(4);
-      else
-        st_node.bind(4, n.parent);
-      st_node.bind(5, n.path).bind(6, kind_text(n.kind));
-      if (n.kind == Node::Kind::Site)
-        st_node.bind(7, n.site);
-      else
-        st_node.bind_null(7);
-      if (n.function)
-        st_node.bind(8, n.function);
-      else
-        st_node.bind_null(8);
-      st_node.bind(9, n.name);
-      if (n.height >= 0)
-        st_node.bind(10, n.height);
-      else
-        st_node.bind_null(10);
-      st_node.bind(11, ns.mean_ns).bind(12, ns.var_ns2).bind(13, ns.share);
-      st_node.bind(14, ns.body_mean_ns).bind(15, ns.body_var_ns2);
-      st_node.bind(16, ns.expanded ? 1 : 0).bind(17, ns.residual).run();
-    }
+    out.interval_stats(g.label, stats_entry(g));
+    for (const auto &ns : g.nodes)
+      out.tree_node(g.label, node_entry(res.nodes[ns.node], ns));
     int rank = 0;
-    for (const auto &f : g.factors) {
-      st_factor.bind(1, run).bind(2, g.label).bind(3, ++rank).bind(4, f.key);
-      st_factor.bind(5, f.kind == Factor::Kind::Variance ? "var" : "cov");
-      st_factor.bind(6, f.parent).bind(7, f.a).bind(8, f.a_body ? 1 : 0);
-      if (f.b >= 0)
-        st_factor.bind(9, f.b).bind(10, f.b_body ? 1 : 0);
-      else
-        st_factor.bind_null(9).bind_null(10);
-      st_factor.bind(11, f.name).bind(12, f.term_ns2).bind(13, f.share);
-      if (f.has_ci)
-        st_factor.bind(14, f.share_lo).bind(15, f.share_hi);
-      else
-        st_factor.bind_null(14).bind_null(15);
-      st_factor.bind(16, f.specificity).bind(17, f.score).bind(18, f.leaf ? 1 : 0);
-      st_factor.bind(19, f.net_share).bind(20, f.vprofiler_score).run();
-    }
+    for (const auto &f : g.factors)
+      out.factor(g.label, factor_entry(f, ++rank));
     int prank = 0;
     for (const auto &p : g.places) {
-      st_place.bind(1, run).bind(2, g.label).bind(3, ++prank).bind(4, p.key).bind(5, p.name);
-      if (p.function)
-        st_place.bind(6, p.function);
-      else
-        st_place.bind_null(6);
-      st_place.bind(7, p.contexts).bind(8, p.mean_ns).bind(9, p.var_ns2).bind(10, p.share);
-      st_place.bind(11, p.contribution).bind(12, p.specificity).bind(13, p.score);
-      std::string via;
-      for (const auto &[w, c] : p.via)
-        via += (via.empty() ? "" : "; ") + (w.empty() ? std::string("own path") : w) + "=" +
-               std::to_string(c);
-      st_place.bind(14, p.waker ? 1 : 0).bind(15, via).bind(16, place_kind_text(p.kind));
-      if (p.holder)
-        st_place.bind(17, p.holder);
-      else
-        st_place.bind_null(17);
-      if (p.node >= 0)
-        st_place.bind(18, p.node);
-      else
-        st_place.bind_null(18);
-      st_place.bind(19, p.vprofiler_score).run();
+      std::string via = via_text(p);
+      out.place(g.label, place_entry(p, ++prank, via));
     }
     int wrank = 0;
-    for (const auto &w : g.waits) {
-      st_wait.bind(1, run).bind(2, g.label).bind(3, ++wrank).bind(4, w.key).bind(5, w.name);
-      st_wait.bind(6, w.contexts).bind(7, w.mean_ns).bind(8, w.var_ns2).bind(9, w.share);
-      st_wait.bind(10, w.contribution).run();
-    }
-    for (const auto &w : g.whatifs) {
-      st_whatif.bind(1, run).bind(2, g.label).bind(3, w.key).bind(4, w.var_after_ns2);
-      st_whatif.bind(5, w.var_drop).bind(6, w.p99_after_ns).bind(7, w.p99_drop).run();
-    }
+    for (const auto &w : g.waits)
+      out.wait(g.label, wait_entry(w, ++wrank));
+    for (const auto &w : g.whatifs)
+      out.whatif(g.label, {.key = w.key,
+                           .var_after_ns2 = w.var_after_ns2,
+                           .var_drop = w.var_drop,
+                           .p99_after_ns = w.p99_after_ns,
+                           .p99_drop = w.p99_drop});
   }
   std::vector<ws::SiteCalls> calls;
   for (std::size_t site = 0; site < res.site_calls.size(); ++site)
@@ -159,30 +201,17 @@ namespace vprof::analyzer {
 
 std::vector<IterationSummary> iteration_history(ws::Database &db) {
   std::vector<IterationSummary> out;
-  // the latest run of each iteration, its plan's size and its top place by contribution
-  auto st = db.prepare(
-      "SELECT r.iteration, r.intervals, r.records, r.dropped, "
-      "  (SELECT COUNT(DISTINCT function) FROM plans p WHERE p.iteration = r.iteration), "
-      "  (SELECT COUNT(*) FROM plans p WHERE p.iteration = r.iteration "
-      "     AND p.final = 1), "
-      "  (SELECT name FROM places pl WHERE pl.run = r.id AND pl.label = '' "
-      "     ORDER BY contribution DESC LIMIT 1), "
-      "  (SELECT contribution FROM places pl WHERE pl.run = r.id AND pl.label = '' "
-      "     ORDER BY contribution DESC LIMIT 1) "
-      "FROM analysis_runs r "
-      "WHERE r.id = (SELECT MAX(id) FROM analysis_runs q WHERE q.iteration = r.iteration) "
-      "ORDER BY r.iteration");
-  while (st.step()) {
+  for (auto &r : ws::iteration_rows(db)) {
     IterationSummary s;
-    s.iteration = static_cast<int>(st.int64(0));
-    s.intervals = static_cast<std::uint64_t>(st.int64(1));
-    s.records = static_cast<std::uint64_t>(st.int64(2));
-    s.dropped = static_cast<std::uint64_t>(st.int64(3));
-    s.plan_functions = static_cast<int>(st.int64(4));
-    s.final_plan = st.int64(5) > 0;
-    if (!st.is_null(6)) {
-      s.top_place = st.text(6);
-      s.top_contribution = st.real(7);
+    s.iteration = r.iteration;
+    s.intervals = r.intervals;
+    s.records = r.records;
+    s.dropped = r.dropped;
+    s.plan_functions = r.plan_functions;
+    s.final_plan = r.final_functions > 0;
+    if (r.top_place) {
+      s.top_place = std::move(*r.top_place);
+      s.top_contribution = r.top_contribution;
     }
     out.push_back(std::move(s));
   }
@@ -194,16 +223,9 @@ std::vector<IterationSummary> iteration_history(ws::Database &db) {
 namespace vprof::analyzer {
 
 int discard_results(ws::Database &db) {
-  int runs = 0;
-  {
-    auto st = db.prepare("SELECT COUNT(*) FROM analysis_runs");
-    if (st.step())
-      runs = static_cast<int>(st.int64(0));
-  }
+  int runs = ws::count_analysis_runs(db);
   ws::Transaction tx(db);
-  for (const char *table : {"site_calls", "whatif", "waits", "places", "factors", "tree_nodes",
-                            "interval_stats", "analysis_runs"})
-    db.exec(std::string("DELETE FROM ") + table);
+  ws::delete_analysis_results(db);
   tx.commit();
   return runs;
 }

@@ -2,6 +2,7 @@
 // in every planned function and a call-site probe around every safe call inside it —
 // as tooling::Replacements, with site ids from the workspace `sites` table.
 #include "internal.hpp"
+#include "vprof/workspace_scan.hpp"
 
 #include <clang/AST/ASTConsumer.h>
 #include <clang/AST/ASTContext.h>
@@ -704,73 +705,40 @@ private:
 // so parallel compiler wrappers agree on ids.
 void assign_ids(ws::Database &db, State &st) {
   ws::Transaction tx(db);
+  ws::SiteTableWriter table(db);
   std::vector<std::int64_t> fn_ids(st.fns.size(), 0);
-  auto find_fn = db.prepare("SELECT id FROM functions WHERE usr = ?");
-  auto add_fn = db.prepare("INSERT OR IGNORE INTO functions(usr, name, file, line, defined) "
-                           "VALUES(?,?,?,?,1)");
-  auto lookup = [&](const std::string &usr) -> std::int64_t {
-    find_fn.bind(1, usr);
-    std::int64_t id = find_fn.step() ? find_fn.int64(0) : 0;
-    find_fn.reset();
-    return id;
-  };
   for (std::size_t i = 0; i < st.fns.size(); ++i) {
     const FnRef &f = st.fns[i];
     auto it = st.planned.find(f.usr);
-    std::int64_t id = it != st.planned.end() ? it->second : lookup(f.usr);
+    std::int64_t id = it != st.planned.end() ? it->second : table.function_id(f.usr);
     if (!id) { // a lambda the scan did not record
-      add_fn.bind(1, f.usr)
-          .bind(2, f.name)
-          .bind(3, f.file)
-          .bind(4, static_cast<std::int64_t>(f.line))
-          .run();
-      id = lookup(f.usr);
+      table.add_defined_function(f.usr, f.name, f.file, f.line);
+      id = table.function_id(f.usr);
     }
     fn_ids[i] = id;
   }
   std::unordered_map<std::string, std::int64_t> callee_ids;
-  auto ins = db.prepare(
-      "INSERT OR IGNORE INTO sites(kind, function, callee, callee_name, file, line, col) "
-      "VALUES(?,?,?,?,?,?,?)");
-  auto resolved = db.prepare("SELECT min(callee), count(DISTINCT callee) FROM calls WHERE "
-                             "caller = ? AND file = ? AND line = ? AND col = ?");
-  auto sel = db.prepare("SELECT id FROM sites WHERE kind = ? AND function = ? AND file = ? AND "
-                        "line = ? AND col = ?");
   for (Site &s : st.sites) {
-    const char *kind = s.body ? "body" : "call";
     std::int64_t fid = fn_ids[s.fn];
-    ins.bind(1, kind).bind(2, fid);
     std::int64_t cid = 0;
     if (!s.callee_usr.empty()) {
       auto it = callee_ids.find(s.callee_usr);
-      cid = it != callee_ids.end() ? it->second : (callee_ids[s.callee_usr] = lookup(s.callee_usr));
+      cid = it != callee_ids.end() ? it->second
+                                   : (callee_ids[s.callee_usr] = table.function_id(s.callee_usr));
     }
     if (!cid && s.dependent) {
       // The scan resolved the call in the instantiations: one callee for all of them
       // names the site's callee; several (or none) leave it NULL.
-      resolved.bind(1, fid).bind(2, st.main_path);
-      resolved.bind(3, static_cast<std::int64_t>(s.line)).bind(4, static_cast<std::int64_t>(s.col));
-      if (resolved.step() && resolved.int64(1) == 1)
-        cid = resolved.int64(0);
-      resolved.reset();
+      cid = table.sole_callee_at(fid, st.main_path, s.line, s.col);
     }
-    if (cid)
-      ins.bind(3, cid);
-    else
-      ins.bind_null(3);
-    if (s.body)
-      ins.bind_null(4);
-    else
-      ins.bind(4, s.callee_name);
-    ins.bind(5, st.main_path)
-        .bind(6, static_cast<std::int64_t>(s.line))
-        .bind(7, static_cast<std::int64_t>(s.col));
-    ins.run();
-    sel.bind(1, kind).bind(2, fid).bind(3, st.main_path);
-    sel.bind(4, static_cast<std::int64_t>(s.line)).bind(5, static_cast<std::int64_t>(s.col));
-    if (sel.step())
-      s.id = sel.int64(0);
-    sel.reset();
+    if (auto id = table.site_id({.body = s.body,
+                                 .function = fid,
+                                 .callee = cid,
+                                 .callee_name = s.callee_name,
+                                 .file = st.main_path,
+                                 .line = s.line,
+                                 .col = s.col}))
+      s.id = *id;
   }
   tx.commit();
 }

@@ -1,6 +1,7 @@
 // scan: parse every translation unit once and store the whole-program static call graph
 // (functions, calls) and the heights (Boost.Graph, SCCs condensed) in the workspace.
 #include "internal.hpp"
+#include "vprof/workspace_scan.hpp"
 
 #include <clang/AST/ASTConsumer.h>
 #include <clang/AST/ASTContext.h>
@@ -424,40 +425,30 @@ private:
 // Writes one TU's nodes and edges; `ids` caches USR -> function id across TUs.
 void store(ws::Database &db, const TuGraph &g, std::unordered_map<std::string, std::int64_t> &ids) {
   ws::Transaction tx(db);
-  auto up =
-      db.prepare("INSERT INTO functions(usr, name, file, line, defined, annotated, body, "
-                 "rewritable) VALUES(?,?,?,?,?,?,?,?) "
-                 "ON CONFLICT(usr) DO UPDATE SET "
-                 "name = CASE WHEN excluded.defined > functions.defined THEN excluded.name ELSE "
-                 "functions.name END, "
-                 "file = CASE WHEN excluded.defined > functions.defined THEN excluded.file ELSE "
-                 "functions.file END, "
-                 "line = CASE WHEN excluded.defined > functions.defined THEN excluded.line ELSE "
-                 "functions.line END, "
-                 "defined = max(functions.defined, excluded.defined), "
-                 "annotated = max(functions.annotated, excluded.annotated), "
-                 "body = CASE WHEN excluded.defined > functions.defined THEN excluded.body ELSE "
-                 "min(functions.body, excluded.body) END, "
-                 "rewritable = max(functions.rewritable, excluded.rewritable) RETURNING id");
+  ws::FunctionWriter fns(db);
   for (const auto &[usr, fi] : g.fns) {
-    up.bind(1, usr).bind(2, fi.name).bind(3, fi.file).bind(4, static_cast<std::int64_t>(fi.line));
-    up.bind(5, fi.defined ? 1 : 0).bind(6, fi.annotated ? 1 : 0);
-    up.bind(7, fi.defaulted ? 0 : 1).bind(8, fi.in_main ? 1 : 0);
-    if (up.step())
-      ids[usr] = up.int64(0);
-    up.reset();
+    if (auto id = fns.merge({.usr = usr,
+                             .name = fi.name,
+                             .file = fi.file,
+                             .line = fi.line,
+                             .defined = fi.defined,
+                             .annotated = fi.annotated,
+                             .body = !fi.defaulted,
+                             .rewritable = fi.in_main}))
+      ids[usr] = *id;
   }
-  auto ins =
-      db.prepare("INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col, in_loop) "
-                 "VALUES(?,?,?,?,?,?,?)");
+  ws::CallWriter calls(db);
   for (const Edge &e : g.edges) {
     auto a = ids.find(e.caller), b = ids.find(e.callee);
     if (a == ids.end() || b == ids.end())
       continue;
-    ins.bind(1, a->second).bind(2, b->second).bind(3, e.kind).bind(4, e.file);
-    ins.bind(5, static_cast<std::int64_t>(e.line)).bind(6, static_cast<std::int64_t>(e.col));
-    ins.bind(7, e.in_loop ? 1 : 0);
-    ins.run();
+    calls.add({.caller = a->second,
+               .callee = b->second,
+               .kind = e.kind,
+               .file = e.file,
+               .line = e.line,
+               .col = e.col,
+               .in_loop = e.in_loop});
   }
   tx.commit();
 }
@@ -467,23 +458,12 @@ void store(ws::Database &db, const TuGraph &g, std::unordered_map<std::string, s
 // Longest path to a leaf for every function, with each strongly connected component
 // (recursion) condensed into one node. Returns the largest height.
 static int compute_heights(ws::Database &db) {
-  std::int64_t n = 0;
-  {
-    auto st = db.prepare("SELECT coalesce(max(id), 0) FROM functions");
-    if (st.step())
-      n = st.int64(0);
-  }
+  std::int64_t n = ws::max_function_id(db);
   using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS>;
   Graph graph(static_cast<std::size_t>(n + 1));
-  std::vector<std::pair<std::int64_t, std::int64_t>> edges;
-  {
-    auto st = db.prepare("SELECT DISTINCT caller, callee FROM calls");
-    while (st.step()) {
-      edges.emplace_back(st.int64(0), st.int64(1));
-      boost::add_edge(static_cast<std::size_t>(edges.back().first),
-                      static_cast<std::size_t>(edges.back().second), graph);
-    }
-  }
+  std::vector<std::pair<std::int64_t, std::int64_t>> edges = ws::call_edges(db);
+  for (auto [u, v] : edges)
+    boost::add_edge(static_cast<std::size_t>(u), static_cast<std::size_t>(v), graph);
   std::vector<int> comp(static_cast<std::size_t>(n + 1));
   int ncomp = boost::strong_components(graph, comp.data());
   // Tarjan numbers components in reverse topological order: every edge between two
@@ -500,19 +480,15 @@ static int compute_heights(ws::Database &db) {
     h[static_cast<std::size_t>(cu)] =
         std::max(h[static_cast<std::size_t>(cu)], h[static_cast<std::size_t>(cv)] + 1);
   int best = 0;
-  ws::Transaction tx(db);
-  auto st = db.prepare("UPDATE functions SET height = ? WHERE id = ?");
+  std::vector<int> height(static_cast<std::size_t>(n + 1), 0); // by function id
   for (std::int64_t id = 1; id <= n; ++id) {
     int hh = h[static_cast<std::size_t>(comp[static_cast<std::size_t>(id)])];
     best = std::max(best, hh);
-    st.bind(1, static_cast<std::int64_t>(hh)).bind(2, id).run();
+    height[static_cast<std::size_t>(id)] = hh;
   }
-  std::int64_t root_h = best;
-  {
-    auto q = db.prepare("SELECT max(height) FROM functions WHERE annotated = 1");
-    if (q.step() && !q.is_null(0))
-      root_h = q.int64(0);
-  }
+  ws::Transaction tx(db);
+  ws::write_heights(db, height);
+  int root_h = ws::max_annotated_height(db).value_or(best);
   db.set_meta("H", std::to_string(root_h));
   db.set_meta("max_height", std::to_string(best));
   tx.commit();
@@ -521,14 +497,9 @@ static int compute_heights(ws::Database &db) {
 
 ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt) {
   ScanStats stats;
-  std::unordered_map<std::string, std::int64_t> ids;
-  {
-    auto st = wsdb.prepare("SELECT usr, id FROM functions");
-    while (st.step())
-      ids[st.text(0)] = st.int64(1);
-  }
-  wsdb.exec("DELETE FROM calls");
-  wsdb.exec("UPDATE functions SET annotated = 0"); // recomputed from the sources
+  std::unordered_map<std::string, std::int64_t> ids = ws::function_ids(wsdb);
+  ws::delete_calls(wsdb);
+  ws::clear_annotated(wsdb); // recomputed from the sources
   ws::clear_marked_files(wsdb);
   std::vector<Edge> vcalls;
   std::vector<IndirectCall> icalls;
@@ -578,8 +549,7 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
   // A virtual call may reach every known override, in any TU.
   if (!vcalls.empty()) {
     ws::Transaction tx(wsdb);
-    auto ins = wsdb.prepare("INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col, "
-                            "in_loop) VALUES(?,?,'virtual',?,?,?,?)");
+    ws::CallWriter calls(wsdb);
     for (const Edge &e : vcalls) {
       std::set<std::string> seen = overriders(e.callee);
       auto a = ids.find(e.caller);
@@ -587,9 +557,13 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
         auto b = ids.find(d);
         if (a == ids.end() || b == ids.end())
           continue;
-        ins.bind(1, a->second).bind(2, b->second).bind(3, e.file);
-        ins.bind(4, static_cast<std::int64_t>(e.line)).bind(5, static_cast<std::int64_t>(e.col));
-        ins.bind(6, e.in_loop ? 1 : 0).run();
+        calls.add({.caller = a->second,
+                   .callee = b->second,
+                   .kind = "virtual",
+                   .file = e.file,
+                   .line = e.line,
+                   .col = e.col,
+                   .in_loop = e.in_loop});
       }
     }
     tx.commit();
@@ -598,15 +572,10 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
   // address is taken somewhere in the program (kind 'indirect', a sound over-approximation
   // for type-correct code; see docs/instrumenter.md).
   if (!icalls.empty()) {
-    std::unordered_set<std::int64_t> defined;
-    {
-      auto st = wsdb.prepare("SELECT id FROM functions WHERE defined = 1");
-      while (st.step())
-        defined.insert(st.int64(0));
-    }
+    std::vector<std::int64_t> defined_ids = ws::defined_function_ids(wsdb);
+    std::unordered_set<std::int64_t> defined(defined_ids.begin(), defined_ids.end());
     ws::Transaction tx(wsdb);
-    auto ins = wsdb.prepare("INSERT OR IGNORE INTO calls(caller, callee, kind, file, line, col, "
-                            "in_loop) VALUES(?,?,'indirect',?,?,?,?)");
+    ws::CallWriter calls(wsdb);
     for (const IndirectCall &c : icalls) {
       std::set<std::string> targets;
       for (const auto &k : c.keys)
@@ -623,21 +592,21 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
         auto b = ids.find(t);
         if (b == ids.end() || !defined.count(b->second))
           continue;
-        ins.bind(1, a->second).bind(2, b->second).bind(3, c.file);
-        ins.bind(4, static_cast<std::int64_t>(c.line)).bind(5, static_cast<std::int64_t>(c.col));
-        ins.bind(6, c.in_loop ? 1 : 0).run();
+        calls.add({.caller = a->second,
+                   .callee = b->second,
+                   .kind = "indirect",
+                   .file = c.file,
+                   .line = c.line,
+                   .col = c.col,
+                   .in_loop = c.in_loop});
       }
     }
     tx.commit();
   }
   stats.max_height = compute_heights(wsdb);
-  {
-    auto st = wsdb.prepare("SELECT (SELECT count(*) FROM functions), (SELECT count(*) FROM calls)");
-    if (st.step()) {
-      stats.functions = st.int64(0);
-      stats.calls = st.int64(1);
-    }
-  }
+  ws::CallGraphSize size = ws::call_graph_size(wsdb);
+  stats.functions = size.functions;
+  stats.calls = size.calls;
   return stats;
 }
 

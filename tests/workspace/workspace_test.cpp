@@ -1,5 +1,8 @@
-// Tests of vprof::ws: schema creation, version checks, transactions, meta, errors.
+// Tests of vprof::ws: schema creation, version checks, transactions, meta, errors, and the
+// typed writers of the scan, the rewriter and the analyzer read back.
 #include "vprof/workspace.hpp"
+#include "vprof/workspace_analysis.hpp"
+#include "vprof/workspace_scan.hpp"
 
 #include <gtest/gtest.h>
 
@@ -134,4 +137,115 @@ TEST_F(WorkspaceTest, MigratesVersion1Plans) {
             2);
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM plans WHERE reason = 'root'"), 2);
   EXPECT_EQ(count(db, "SELECT COUNT(*) FROM plans WHERE reason LIKE '%:%'"), 0);
+}
+
+// A declaration does not take a definition's place; a definition replaces a declaration's.
+TEST_F(WorkspaceTest, FunctionWriterMergesDeclarationsAndDefinitions) {
+  Database db(vprof::ws::default_path(dir_));
+  vprof::ws::FunctionWriter fns(db);
+  auto a = fns.merge({.usr = "c:@F@f", .name = "f", .file = "f.h", .line = 1});
+  auto b = fns.merge({.usr = "c:@F@f", .name = "ns::f", .file = "f.c", .line = 9, .defined = true});
+  auto c = fns.merge({.usr = "c:@F@f", .name = "g", .file = "g.h", .line = 2});
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(*a, *b);
+  EXPECT_EQ(*b, *c);
+  auto row = vprof::ws::function_row(db, *a);
+  ASSERT_TRUE(row);
+  EXPECT_EQ(row->name, "ns::f");
+  EXPECT_TRUE(row->defined);
+  EXPECT_EQ(vprof::ws::function_ids(db).at("c:@F@f"), *a);
+  EXPECT_EQ(vprof::ws::max_function_id(db), *a);
+}
+
+TEST_F(WorkspaceTest, CallGraphHeightsAndSites) {
+  Database db(vprof::ws::default_path(dir_));
+  vprof::ws::FunctionWriter fns(db);
+  auto f = *fns.merge({.usr = "f", .name = "f", .file = "a.c", .line = 1, .defined = true});
+  auto g = *fns.merge({.usr = "g", .name = "g", .file = "a.c", .line = 5, .defined = true});
+  vprof::ws::CallWriter calls(db);
+  for (int i = 0; i < 2; ++i) // the same edge twice is kept once
+    calls.add({.caller = f, .callee = g, .kind = "direct", .file = "a.c", .line = 2, .col = 3});
+  EXPECT_EQ(vprof::ws::call_graph_size(db).calls, 1);
+  EXPECT_EQ(vprof::ws::call_edges(db),
+            (std::vector<std::pair<vprof::ws::FunctionId, vprof::ws::FunctionId>>{{f, g}}));
+  std::vector<int> height(static_cast<std::size_t>(g + 1), 0);
+  height[static_cast<std::size_t>(f)] = 1;
+  vprof::ws::write_heights(db, height);
+  EXPECT_EQ(vprof::ws::max_height(db), 1);
+  EXPECT_FALSE(vprof::ws::max_annotated_height(db));
+
+  vprof::ws::SiteTableWriter table(db);
+  EXPECT_EQ(table.function_id("g"), g);
+  EXPECT_EQ(table.function_id("h"), 0);
+  EXPECT_EQ(table.sole_callee_at(f, "a.c", 2, 3), g);
+  vprof::ws::SiteEntry call{
+      .function = f, .callee = g, .callee_name = "g", .file = "a.c", .line = 2, .col = 3};
+  auto s1 = table.site_id(call);
+  auto s2 = table.site_id(call); // a site keeps its id
+  ASSERT_TRUE(s1 && s2);
+  EXPECT_EQ(*s1, *s2);
+  auto facts = vprof::ws::SiteFactsReader(db).read(*s1);
+  ASSERT_TRUE(facts);
+  EXPECT_FALSE(facts->body);
+  EXPECT_EQ(facts->function_name, "f");
+  EXPECT_EQ(facts->function_height, 1);
+  EXPECT_EQ(facts->callee, g);
+  EXPECT_EQ(facts->callee_name, "g");
+  EXPECT_TRUE(facts->callee_defined);
+  EXPECT_EQ(facts->line, 2);
+  auto table_of_sites = vprof::ws::site_function_table(db, 1 << 24);
+  ASSERT_GT(table_of_sites.size(), static_cast<std::size_t>(*s1));
+  EXPECT_EQ(table_of_sites[static_cast<std::size_t>(*s1)], f);
+}
+
+TEST_F(WorkspaceTest, ResultWriterRowsReadBack) {
+  Database db(vprof::ws::default_path(dir_));
+  vprof::ws::RunId run = 0;
+  {
+    vprof::ws::Transaction tx(db);
+    run = vprof::ws::insert_analysis_run(db, {.iteration = 3, .trace_dir = "t", .intervals = 7});
+    vprof::ws::ResultWriter out(db, run);
+    out.interval_stats("", {.count = 7, .mean_ns = 100});
+    out.tree_node("", {.node = 0, .path = "", .name = "(interval)"});
+    out.tree_node("", {.node = 1,
+                       .parent = 0,
+                       .path = "/s1",
+                       .name = "f",
+                       .kind = vprof::ws::NodeKind::Site,
+                       .site = 1,
+                       .mean_ns = 60});
+    out.factor("", {.rank = 1, .key = "var:/s1", .name = "f", .a = 1, .share = 0.5});
+    out.place("", {.rank = 1, .key = "f:1", .name = "f", .contribution = 0.4});
+    out.wait("", {.rank = 1, .key = "w:mutex@f:1", .name = "mutex", .contribution = 0.1});
+    out.whatif("", {.key = "var:/s1", .var_drop = 0.5});
+    tx.commit();
+  }
+  auto latest = vprof::ws::latest_run(db, 3);
+  ASSERT_TRUE(latest);
+  EXPECT_EQ(latest->id, run);
+  EXPECT_EQ(latest->intervals, 7u);
+  EXPECT_DOUBLE_EQ(latest->mean_ns, 100);
+  auto tree = vprof::ws::tree_of(db, run);
+  ASSERT_EQ(tree.size(), 2u);
+  EXPECT_EQ(tree[0].kind, vprof::ws::NodeKind::Root);
+  EXPECT_EQ(tree[0].parent, -1);
+  EXPECT_EQ(tree[1].kind, vprof::ws::NodeKind::Site);
+  EXPECT_EQ(tree[1].site, 1);
+  auto factors = vprof::ws::top_factors(db, run, 10);
+  ASSERT_EQ(factors.size(), 1u);
+  EXPECT_EQ(factors[0].b, -1);
+  auto places = vprof::ws::places_of(db, run);
+  ASSERT_EQ(places.size(), 2u);
+  EXPECT_EQ(places[1].kind, vprof::ws::PlaceKind::Wait);
+  auto history = vprof::ws::iteration_rows(db);
+  ASSERT_EQ(history.size(), 1u);
+  EXPECT_EQ(history[0].top_place.value_or(""), "f");
+  EXPECT_EQ(vprof::ws::count_analysis_runs(db), 1);
+  {
+    vprof::ws::Transaction tx(db);
+    vprof::ws::delete_analysis_results(db);
+    tx.commit();
+  }
+  EXPECT_EQ(vprof::ws::count_analysis_runs(db), 0);
+  EXPECT_EQ(count(db, "SELECT COUNT(*) FROM tree_nodes"), 0);
 }

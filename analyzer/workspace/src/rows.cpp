@@ -1,5 +1,5 @@
-// Typed rows of the workspace (workspace_rows.hpp): the only SQL over the call graph, plans
-// and analysis results outside the analyzer's store.
+// Typed rows of the workspace (workspace_rows.hpp): the SQL over the call graph, plans and
+// analysis results that the planner and the driver read and write.
 #include "vprof/workspace_rows.hpp"
 
 #include <cctype>
@@ -103,6 +103,32 @@ std::vector<FunctionId> most_called_functions(Database &db, int n) {
                        "f.defined = 1 GROUP BY f.id ORDER BY count(*) DESC, f.id LIMIT ?");
   st.bind(1, n);
   return ids(std::move(st));
+}
+
+std::vector<std::pair<FunctionId, FunctionId>> call_edges(Database &db) {
+  auto st = db.prepare("SELECT DISTINCT caller, callee FROM calls");
+  std::vector<std::pair<FunctionId, FunctionId>> out;
+  while (st.step())
+    out.emplace_back(st.int64(0), st.int64(1));
+  return out;
+}
+
+namespace {
+
+std::optional<int> height_of(Statement st) {
+  if (st.step() && !st.is_null(0))
+    return static_cast<int>(st.int64(0));
+  return std::nullopt;
+}
+
+} // namespace
+
+std::optional<int> max_annotated_height(Database &db) {
+  return height_of(db.prepare("SELECT MAX(height) FROM functions WHERE annotated = 1"));
+}
+
+std::optional<int> max_height(Database &db) {
+  return height_of(db.prepare("SELECT MAX(height) FROM functions"));
 }
 
 std::vector<std::string> marked_files(Database &db) {
@@ -343,6 +369,34 @@ std::vector<RunRow> latest_runs_upto(Database &db, int iteration) {
   while (st.step())
     out.push_back(run_row(st));
   return out;
+}
+
+const char *node_kind_text(NodeKind k) {
+  switch (k) {
+  case NodeKind::Root:
+    return "root";
+  case NodeKind::Site:
+    return "site";
+  case NodeKind::Wait:
+    return "wait";
+  case NodeKind::Untracked:
+    return "untracked";
+  }
+  return "root";
+}
+
+const char *place_kind_text(PlaceKind k) {
+  switch (k) {
+  case PlaceKind::Call:
+    return "call";
+  case PlaceKind::Site:
+    return "site";
+  case PlaceKind::Wait:
+    return "wait";
+  case PlaceKind::Function:
+    break;
+  }
+  return "function";
 }
 
 std::vector<NodeRow> tree_of(Database &db, RunId run) {

@@ -1,6 +1,7 @@
 // Typed rows of the workspace database: the call graph, plans, analysed runs and their
-// results as C++ values, so that the planner (and the driver) read and write them without
-// SQL. The tables are described in docs/workspace.md; the SQL stays in rows.cpp.
+// results as C++ values, so that no module outside the workspace writes SQL. The analyzer's
+// writes are in workspace_analysis.hpp, the instrumenter's in workspace_scan.hpp. The tables
+// are described in docs/workspace.md; the SQL stays in src/.
 #pragma once
 
 #include "vprof/workspace.hpp"
@@ -8,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace vprof::ws {
@@ -46,6 +48,12 @@ std::vector<FunctionId> annotated_functions(Database &db);
 std::vector<FunctionId> functions_named(Database &db, const std::string &name);
 // The n defined functions with the most call sites naming them.
 std::vector<FunctionId> most_called_functions(Database &db, int n);
+// Every (caller, callee) edge of the call graph once, whatever its call sites.
+std::vector<std::pair<FunctionId, FunctionId>> call_edges(Database &db);
+// The largest height of an annotated function (the root height H) and of any function;
+// nullopt when no such function has a height.
+std::optional<int> max_annotated_height(Database &db);
+std::optional<int> max_height(Database &db);
 
 // Source files holding vprof marks (any annotation), absolute paths.
 std::vector<std::string> marked_files(Database &db);
@@ -136,6 +144,8 @@ std::optional<RunRow> latest_run(Database &db, int iteration);
 std::vector<RunRow> latest_runs_upto(Database &db, int iteration);
 
 enum class NodeKind { Root, Site, Wait, Untracked };
+// "root", "site", "wait", "untracked": tree_nodes.kind.
+const char *node_kind_text(NodeKind k);
 struct NodeRow {
   int node = 0, parent = -1;
   NodeKind kind = NodeKind::Site;
@@ -158,6 +168,8 @@ struct FactorRow {
 std::vector<FactorRow> top_factors(Database &db, RunId run, int limit);
 
 enum class PlaceKind { Function, Call, Site, Wait };
+// "function", "call", "site", "wait": places.place_kind.
+const char *place_kind_text(PlaceKind k);
 struct PlaceRow {
   int rank = 0;
   std::string key, name;
