@@ -57,9 +57,11 @@ struct State {
   // A final plan (`vprof loop`'s final plan, plans.final = 1): direct calls of the
   // program's own functions are not timed (a dropped callee's time stays in the caller's
   // body, a planned one's body probe times it); calls of outside functions and virtual
-  // calls still are.
+  // calls still are — those the final plan lists (final_sites: the calls whose places
+  // carried variance), by their position in the main file.
   bool final_plan = false;
   std::unordered_set<std::string> dropped; // usrs of defined functions not in a final plan
+  std::set<std::pair<unsigned, unsigned>> final_sites; // (line, col)
   std::vector<FnRef> fns;
   std::vector<Site> sites;
   std::vector<Diagnostic> skipped;
@@ -454,6 +456,8 @@ private:
     SourceLocation id = sm_.getExpansionLoc(detail::site_loc(e));
     s.line = sm_.getExpansionLineNumber(id);
     s.col = sm_.getExpansionColumnNumber(id);
+    if (st_.final_plan && !st_.final_sites.count({s.line, s.col}))
+      return; // a call whose place carried nothing: no probe in a final plan
     if (callee) {
       const FunctionDecl *c = detail::canonical_fn(callee);
       s.callee_usr = usr_of(c);
@@ -829,9 +833,13 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
     for (const auto &f : ws::planned_functions(db, iteration))
       st.planned[f.usr] = f.id;
     st.final_plan = ws::is_final_plan(db, iteration);
-    if (st.final_plan)
+    if (st.final_plan) {
       for (auto &usr : ws::unplanned_usrs(db, iteration))
         st.dropped.insert(std::move(usr));
+      for (const auto &p : ws::final_site_positions(db, iteration))
+        if (p.file == st.main_path)
+          st.final_sites.insert({static_cast<unsigned>(p.line), static_cast<unsigned>(p.col)});
+    }
   } catch (const std::exception &e) {
     res.error = e.what();
     return res;

@@ -21,7 +21,8 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
   for (const auto &c : ws::site_calls_of(db, run.id))
     per_interval[c.site] = static_cast<double>(c.calls) * scale_ / intervals_;
   for (const auto &row : plan) {
-    double body = 0, sites = 0, kept = 0;
+    double body = 0, sites = 0;
+    auto &kept = final_sites_[row.function];
     for (const auto &s : ws::sites_of(db, row.function)) {
       auto it = per_interval.find(s.id);
       double n = it == per_interval.end() ? 0 : it->second;
@@ -37,14 +38,13 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
         continue;
       // a final plan keeps the probes of outside calls and of dispatching calls only
       if (targets.size() != 1 || targets.front().dispatch)
-        kept += 2 * n;
+        kept.push_back({s.id, 2 * n});
       // each call enters one target: a dispatching call's count is shared among them
       for (const auto &t : targets)
         callee_calls_[t.function] += n / static_cast<double>(targets.size());
     }
     body_calls_[row.function] = body;
     site_records_[row.function] = sites;
-    final_records_[row.function] = kept;
     sites_in_[row.function] = ws::call_sites_in(db, row.function);
   }
   // A callee's calls seen at the probed call sites are those of the planned callers only: a
@@ -89,9 +89,26 @@ double CostModel::function_records(FunctionId f, bool final_form) const {
   auto b = body_calls_.find(f);
   if (b == body_calls_.end())
     return 0;
-  const auto &sites = final_form ? final_records_ : site_records_;
-  auto s = sites.find(f);
-  return 2 * b->second + (s == sites.end() ? 0 : s->second);
+  if (!final_form) {
+    auto s = site_records_.find(f);
+    return 2 * b->second + (s == site_records_.end() ? 0 : s->second);
+  }
+  double records = 2 * b->second;
+  if (auto k = final_sites_.find(f); k != final_sites_.end())
+    for (const auto &[site, n] : k->second)
+      records += n;
+  return records;
+}
+
+double CostModel::final_records(FunctionId f, const std::set<ws::SiteId> &timed) const {
+  auto b = body_calls_.find(f);
+  if (b == body_calls_.end())
+    return 0;
+  double records = 2 * b->second;
+  if (auto k = final_sites_.find(f); k != final_sites_.end())
+    for (const auto &[site, n] : k->second)
+      records += timed.count(site) ? n : 0;
+  return records;
 }
 
 double CostModel::calls(FunctionId f) const {

@@ -35,10 +35,37 @@ FunctionId place_function(const ws::PlaceRow &p) {
   return p.kind == ws::PlaceKind::Function ? p.function : p.holder;
 }
 
-// Prices functions from the newest run whose plan held them.
+// The call sites a final plan times: of the outside and dispatching calls, those whose
+// place carried the threshold in any run (an outside call's place covers every call of that
+// callee in the function). The others cost records in every interval and explain nothing.
+std::set<ws::SiteId> timed_sites(ws::Database &db, const std::vector<ws::RunRow> &runs,
+                                 double threshold) {
+  std::set<ws::SiteId> out;
+  for (const auto &run : runs) {
+    std::vector<ws::NodeRow> tree;
+    for (const auto &p : ws::places_of(db, run.id)) {
+      if (!carries(p, threshold) ||
+          (p.kind != ws::PlaceKind::Call && p.kind != ws::PlaceKind::Site))
+        continue;
+      if (tree.empty())
+        tree = ws::tree_of(db, run.id);
+      if (p.node < 0 || p.node >= static_cast<int>(tree.size()) || !tree[p.node].site)
+        continue;
+      if (p.kind == ws::PlaceKind::Call)
+        for (ws::SiteId s : ws::sites_calling_alike(db, tree[p.node].site))
+          out.insert(s);
+      else
+        out.insert(tree[p.node].site);
+    }
+  }
+  return out;
+}
+
+// Prices functions from the newest run whose plan held them, in their final form.
 class Prices {
 public:
-  Prices(ws::Database &db, const std::vector<ws::RunRow> &runs) : db_(db) {
+  Prices(ws::Database &db, const std::vector<ws::RunRow> &runs, std::set<ws::SiteId> timed)
+      : db_(db), timed_(std::move(timed)) {
     for (auto it = runs.rbegin(); it != runs.rend(); ++it)
       runs_.push_back(*it);
   }
@@ -46,7 +73,7 @@ public:
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       const CostModel &m = model(i);
       if (m.measured(f))
-        return m.function_records(f, true);
+        return m.final_records(f, timed_);
     }
     return runs_.empty() ? 2 : model(0).predict_records(f);
   }
@@ -60,6 +87,7 @@ private:
     return *models_[i];
   }
   ws::Database &db_;
+  std::set<ws::SiteId> timed_;
   std::vector<ws::RunRow> runs_; // newest first
   std::map<std::size_t, std::unique_ptr<CostModel>> models_;
 };
@@ -116,7 +144,8 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
   fr.next_iteration = iteration + 1;
   require_run(db, iteration);
   const auto runs = ws::latest_runs_upto(db, iteration);
-  Prices prices(db, runs);
+  const std::set<ws::SiteId> timed = timed_sites(db, runs, opt.threshold);
+  Prices prices(db, runs, timed);
   fr.budget_records = budget_records(db, iteration, opt.budget, opt.budget.final_share);
 
   // What must stay: the annotated functions and the answer's chain.
@@ -192,9 +221,16 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
   if (same)
     return fr;
   std::vector<ws::PlanRow> out;
-  for (auto &[f, r] : rows)
+  std::vector<ws::SiteId> sites;
+  for (auto &[f, r] : rows) {
+    for (const auto &site : ws::sites_of(db, f))
+      if (timed.count(site.id))
+        sites.push_back(site.id);
     out.push_back(std::move(r));
+  }
   ws::write_plan(db, iteration + 1, out);
+  ws::write_final_sites(db, iteration + 1, sites);
+  fr.timed_sites = sites.size();
   fr.written = true;
   return fr;
 }

@@ -232,7 +232,7 @@ TEST(Scan, GccOnlyFlagsDoNotStopTheParse) {
 // of the program's own functions: a planned callee's body probe times it, a dropped one's
 // time stays in the caller. Calls of outside functions keep their probes; a plan that is
 // not final keeps every call-site probe.
-TEST(Rewriter, FinalPlanTimesOnlyOutsideCalls) {
+TEST(Rewriter, FinalPlanTimesOnlyTheOutsideCallsItLists) {
   Fixture fx("/virtual/f.c",
              "int printf(const char *, ...);\n"
              "int leaf(int x) { return x + 1; }\n"
@@ -249,6 +249,17 @@ TEST(Rewriter, FinalPlanTimesOnlyOutsideCalls) {
   fx.db.exec("INSERT INTO plans(iteration, function, reason, final) SELECT 1, p.function, "
              "p.reason, 1 FROM plans p JOIN functions f ON f.id = p.function "
              "WHERE p.iteration = 0 AND f.name IN ('top', 'kept')");
+  // printf's place carried nothing: a final plan lists none of its sites, no call is timed
+  auto bare = fx.rewrite(1);
+  ASSERT_TRUE(bare.ok) << bare.error;
+  EXPECT_EQ(bare.body_sites, 2);
+  EXPECT_EQ(bare.call_sites, 0) << bare.output;
+  EXPECT_NE(bare.output.find("printf(\"%d\", x);"), std::string::npos) << bare.output;
+  // listed (its place carried variance): printf is timed, the program's calls still not
+  auto printf_site = fx.db.prepare("SELECT id FROM sites WHERE kind = 'call' AND callee_name "
+                                   "= 'printf'");
+  ASSERT_TRUE(printf_site.step());
+  vprof::ws::write_final_sites(fx.db, 1, {printf_site.int64(0)});
   auto fin = fx.rewrite(1);
   ASSERT_TRUE(fin.ok) << fin.error;
   EXPECT_EQ(fin.body_sites, 2);

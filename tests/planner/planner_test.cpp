@@ -258,6 +258,46 @@ TEST(FinalPlan, KeepsTheAnswersChainAndDropsWhatTheBudgetCannotPay) {
   EXPECT_TRUE(all.dropped_for_cost.empty());
 }
 
+// A final plan times the outside calls whose places carried variance (every call of that
+// callee in the function) and no other: work's two fsync calls (30 %), not its memcpy (0.1 %).
+TEST(FinalPlan, TimesOnlyTheOutsideCallsWhosePlacesCarried) {
+  Workspace w("final-sites");
+  w.db->exec("INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) "
+             "VALUES (8,'call',2,NULL,'fsync','/s/a.c',11,3),(9,'call',2,NULL,'fsync','/s/a.c',"
+             "12,3),(10,'call',2,NULL,'memcpy','/s/a.c',13,3);"
+             "INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth'),"
+             "(1,3,'expand'),(1,4,'expand')");
+  auto counts = kCounts;
+  counts.push_back({6, 100000}); // hot's body: past the final budget, dropped
+  for (int site : {7, 8, 9, 10})
+    counts.push_back({site, 100});
+  ws::RunId run = w.run(1, 1e6, counts);
+  w.db->prepare("INSERT INTO tree_nodes(run, label, node, parent, path, kind, site, function, "
+                "name, mean_ns, expanded) VALUES (?, '', 6, 3, '/s1/s2/s3/s8', 'site', 8, NULL, "
+                "'fsync', 1, 0), (?, '', 7, 3, '/s1/s2/s3/s10', 'site', 10, NULL, 'memcpy', 1, 0)")
+      .bind(1, run)
+      .bind(2, run)
+      .run();
+  w.db->prepare("INSERT INTO places(run, label, rank, key, name, function, contexts, mean_ns, "
+                "var_ns2, share, contribution, specificity, score, waker, via, place_kind, "
+                "holder, node) VALUES (?, '', 3, 'x:fsync@2', 'fsync() in work', NULL, 2, 0, 0, "
+                "0.3, 0.3, 4, 0, 0, '', 'call', 2, 6), (?, '', 4, 'x:memcpy@2', 'memcpy() in "
+                "work', NULL, 1, 0, 0, 0.001, 0.001, 4, 0, 0, '', 'call', 2, 7)")
+      .bind(1, run)
+      .bind(2, run)
+      .run();
+  pl::FinalOptions o;
+  o.threshold = 0.01;
+  auto fr = pl::final_plan(*w.db, 1, o);
+  ASSERT_TRUE(fr.written);
+  EXPECT_EQ(plan_of(*w.db, 2), (std::vector<std::int64_t>{1, 2, 4}));
+  EXPECT_EQ(fr.timed_sites, 2u);
+  std::vector<int> lines;
+  for (const auto &p : ws::final_site_positions(*w.db, 2))
+    lines.push_back(p.line);
+  EXPECT_EQ(lines, (std::vector<int>{11, 12}));
+}
+
 // The deepest answer wins over a shallower one of another iteration, whatever the runs'
 // specificities, and a place below answer_share is no answer.
 TEST(FinalPlan, TheDeepestAnswerOfAnyIteration) {

@@ -276,7 +276,38 @@ void write_plan(Database &db, int iteration, const std::vector<PlanRow> &rows) {
   tx.commit();
 }
 
+void write_final_sites(Database &db, int iteration, const std::vector<SiteId> &sites) {
+  Transaction tx(db);
+  db.prepare("DELETE FROM final_sites WHERE iteration = ?").bind(1, iteration).run();
+  auto ins = db.prepare("INSERT OR IGNORE INTO final_sites(iteration, site) VALUES (?,?)");
+  for (SiteId s : sites)
+    ins.bind(1, iteration).bind(2, s).run();
+  tx.commit();
+}
+
+std::vector<SitePosition> final_site_positions(Database &db, int iteration) {
+  auto st = db.prepare("SELECT s.file, s.line, s.col FROM final_sites f JOIN sites s ON s.id = "
+                       "f.site WHERE f.iteration = ? ORDER BY s.file, s.line, s.col");
+  st.bind(1, iteration);
+  std::vector<SitePosition> out;
+  while (st.step())
+    out.push_back({st.text(0), static_cast<int>(st.int64(1)), static_cast<int>(st.int64(2))});
+  return out;
+}
+
+std::vector<SiteId> sites_calling_alike(Database &db, SiteId site) {
+  auto st = db.prepare("SELECT b.id FROM sites a JOIN sites b ON b.function = a.function AND "
+                       "b.kind = 'call' AND b.callee_name IS a.callee_name WHERE a.id = ? "
+                       "ORDER BY b.id");
+  st.bind(1, site);
+  std::vector<SiteId> out;
+  while (st.step())
+    out.push_back(st.int64(0));
+  return out;
+}
+
 void delete_plans_after(Database &db, int iteration) {
+  db.prepare("DELETE FROM final_sites WHERE iteration > ?").bind(1, iteration).run();
   db.prepare("DELETE FROM plans WHERE iteration > ?").bind(1, iteration).run();
   db.prepare("DELETE FROM plan_costs WHERE iteration > ?").bind(1, iteration).run();
 }

@@ -69,6 +69,14 @@ CREATE TABLE IF NOT EXISTS plans(
   PRIMARY KEY(iteration, function)
 );
 
+-- The call sites a final plan times (docs/planner.md, "The final plan"): of the outside and
+-- dispatching calls of its functions, those whose places carried variance. The rewriter
+-- gives the others no probe.
+CREATE TABLE IF NOT EXISTS final_sites(
+  iteration INTEGER NOT NULL,
+  site      INTEGER NOT NULL,
+  PRIMARY KEY(iteration, site)
+);
 
 -- What the planner predicted a plan would cost, in records per interval: the part of the
 -- last plan it kept (measured) and what it added (predicted). The next run's measurement

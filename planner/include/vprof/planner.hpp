@@ -8,6 +8,7 @@
 #include "vprof/workspace_rows.hpp"
 
 #include <cstdint>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <unordered_map>
@@ -60,6 +61,9 @@ public:
   // Measured records per interval of a planned function: its body probe and the call-site
   // probes in it (final: only those a final plan keeps).
   double function_records(FunctionId f, bool final_form) const;
+  // The same in a final plan that times only the call sites in `timed` (of those a final
+  // plan may keep: outside and dispatching calls).
+  double final_records(FunctionId f, const std::set<ws::SiteId> &timed) const;
   // Whether f's body probe ran in the run (its call sites then timed all its callees).
   bool measured(FunctionId f) const {
     auto it = body_calls_.find(f);
@@ -85,10 +89,11 @@ private:
   ws::Database &db_;
   double intervals_ = 1, records_ = 0, scale_ = 1, loop_trips_ = 4;
   std::uint64_t max_stream_ = 0;
-  std::unordered_map<FunctionId, double> body_calls_;          // per interval
-  std::unordered_map<FunctionId, double> callee_calls_;        // per interval, from call sites
-  std::unordered_map<FunctionId, double> site_records_;        // call-site records per interval
-  std::unordered_map<FunctionId, double> final_records_;       // the part a final plan keeps
+  std::unordered_map<FunctionId, double> body_calls_;   // per interval
+  std::unordered_map<FunctionId, double> callee_calls_; // per interval, from call sites
+  std::unordered_map<FunctionId, double> site_records_; // call-site records per interval
+  // the call sites a final plan may keep (outside, dispatching) and their records per interval
+  std::unordered_map<FunctionId, std::vector<std::pair<ws::SiteId, double>>> final_sites_;
   std::unordered_map<FunctionId, ws::CallSiteCount> sites_in_; // planned functions' call sites
   ws::CallSiteCount sites_in(FunctionId f) const;
 };
@@ -157,6 +162,7 @@ struct FinalResult {
   bool written = false; // plan next_iteration was written
   int next_iteration = 0;
   std::size_t kept = 0, dropped = 0;
+  std::size_t timed_sites = 0;           // outside and dispatching call sites the final plan times
   Answer answer;                         // the deepest answer of any iteration
   std::vector<Refusal> dropped_for_cost; // places above the threshold the budget dropped
   double budget_records = 0, predicted_records = 0;

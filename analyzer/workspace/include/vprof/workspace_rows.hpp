@@ -105,6 +105,16 @@ int plan_size(Database &db, int iteration);
 bool is_final_plan(Database &db, int iteration);
 // Replaces the plan of `iteration` (one transaction).
 void write_plan(Database &db, int iteration, const std::vector<PlanRow> &rows);
+// The call sites a final plan times (outside and dispatching calls that carried variance).
+void write_final_sites(Database &db, int iteration, const std::vector<SiteId> &sites);
+struct SitePosition {
+  std::string file;
+  int line = 0, col = 0;
+};
+std::vector<SitePosition> final_site_positions(Database &db, int iteration);
+// The call sites in the same function as `site` that name the same callee (one outside
+// call's place covers them all).
+std::vector<SiteId> sites_calling_alike(Database &db, SiteId site);
 // Deletes every plan after `iteration` (a new history).
 void delete_plans_after(Database &db, int iteration);
 
