@@ -48,6 +48,7 @@ struct Site {
   std::string return_type;    // C++11: ... or this type, spelled out (decltype(<call>))
   bool cast_void = false;     // ... with the call cast to void (its value is discarded)
   std::string captures;       // lambda form: extra init-captures (", &b = b") for bindings
+  bool guard = false; // C++: a probe object that ends with the full-expression (temporaries)
   std::int64_t id = 0;
 };
 
@@ -403,7 +404,7 @@ private:
       no_capture = "structured binding in the call (a C++17 lambda cannot capture it)";
     else if (lo.CPlusPlus && facts.vla)
       no_capture = "variable-length array in the call (a lambda cannot capture it)";
-    bool cast_void = false;
+    bool cast_void = false, guard = false;
     if (no_capture) {
       QualType t = e->getType();
       bool scalar =
@@ -429,14 +430,25 @@ private:
       bool handle_like = e->isGLValue() || t->isPointerType() || t->isRecordType() ||
                          t->isMemberPointerType() || t->isDependentType() ||
                          t->isBlockPointerType();
-      // A discarded result cannot dangle (`v.emplace_back(x, n.size());`).
-      if (handle_like && !discarded(e))
-        return skip(at, "returns a reference, pointer or object while an argument is a "
-                        "temporary (its lifetime would end inside the probe)");
+      // A discarded result cannot dangle (`v.emplace_back(x, n.size());`). Nor can one
+      // timed by a probe object that lives as long as the temporaries — to the end of the
+      // full-expression: exact when nothing but a conversion or an assignment follows the
+      // call there (`status = log_->AddRecord(Slice(...))`).
+      if (handle_like && !discarded(e)) {
+        if (!lo.CPlusPlus || !ends_full_expression(e))
+          return skip(at, "returns a reference, pointer or object while an argument is a "
+                          "temporary (its lifetime would end inside the probe), and more "
+                          "than an assignment follows it in its full-expression");
+        guard = true;
+      }
+    }
+    if (guard) {
+      stmt_expr = cast_void = false;
+      captures.clear();
     }
     // C++11 has no decltype(auto): the lambda's return type repeats the call's text in
     // decltype(...), an unevaluated operand, where a lambda may not appear before C++20.
-    const bool decltype_text = lo.CPlusPlus && !lo.CPlusPlus14 && !stmt_expr;
+    const bool decltype_text = lo.CPlusPlus && !lo.CPlusPlus14 && !stmt_expr && !guard;
     if (decltype_text && facts.lambda)
       return skip(at, "a lambda in the call (C++11: the probe's return type repeats the call "
                       "in decltype, where a lambda may not appear)");
@@ -448,6 +460,7 @@ private:
     s.end = eo;
     s.fn = fn_;
     s.stmt_expr = stmt_expr;
+    s.guard = guard;
     s.decltype_text = decltype_text;
     if (decltype_text)
       s.return_type = spelled_call_type(e);
@@ -480,6 +493,39 @@ private:
   // True when the value of `e` is never used: an expression statement (also an
   // unbraced if/loop body, a for increment, the left of a comma, a cast to void), but
   // not the last statement of a GNU statement expression, whose value is its result.
+  // Whether only conversions, a copy or an assignment of its value follow the call `e` in
+  // its full-expression (what a probe object living to the full-expression's end may time).
+  bool ends_full_expression(const Expr *e) {
+    const Stmt *cur = e;
+    for (int depth = 0; depth < 16; ++depth) {
+      auto ps = ctx_.getParents(*cur);
+      if (ps.size() != 1)
+        return false;
+      if (const auto *d = ps[0].template get<Decl>())
+        return isa<VarDecl, FieldDecl>(d); // an initializer is a full-expression
+      const Stmt *p = ps[0].template get<Stmt>();
+      if (!p)
+        return false;
+      if (!isa<Expr>(p))
+        return true; // a statement: the expression was a full-expression
+      if (isa<ExprWithCleanups>(p))
+        return true;
+      bool through = isa<ParenExpr, ImplicitCastExpr, CXXBindTemporaryExpr,
+                         MaterializeTemporaryExpr, CXXFunctionalCastExpr, CStyleCastExpr>(p);
+      if (const auto *c = dyn_cast<CXXConstructExpr>(p))
+        through = c->getNumArgs() == 1;
+      if (const auto *b = dyn_cast<BinaryOperator>(p))
+        through = b->getOpcode() == BO_Assign &&
+                  b->getRHS()->IgnoreParenImpCasts() == cast<Expr>(cur)->IgnoreParenImpCasts();
+      if (const auto *o = dyn_cast<CXXOperatorCallExpr>(p))
+        through = o->getOperator() == OO_Equal && o->getNumArgs() == 2 && o->getArg(1) == cur;
+      if (!through)
+        return false;
+      cur = p;
+    }
+    return false;
+  }
+
   bool discarded(const Expr *e) {
     const Stmt *cur = e;
     for (int guard = 0; guard < 8; ++guard) {
@@ -775,6 +821,11 @@ std::string apply_edits(const State &st, std::string &err) {
       continue;
     }
     long extent = static_cast<long>(s.end - s.begin);
+    if (s.guard) {
+      ins.push_back({s.begin, 2, -extent, "((void)::vprof::rt::probe_scope{" + id + "}, "});
+      ins.push_back({s.end, 0, extent, ")"});
+      continue;
+    }
     if (st.cplusplus && !s.stmt_expr)
       ins.push_back({s.begin, 2, -extent,
                      "::vprof::rt::call(" + id + ", [&" + s.captures + "]() -> " +
