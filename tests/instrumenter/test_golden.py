@@ -93,7 +93,7 @@ def test_golden(case, build_dir, root, tmp_path):
     got = instrument(exe, case, d, tmp_path)
     original = case.read_text()
     expected = case.with_name(case.name + ".expected")
-    if os.environ.get("VPROF_REGEN"):
+    if os.environ.get("VPROF_REGEN", "0") not in ("", "0"):
         expected.write_text(got if got != original else original)
     assert expected.exists(), f"{expected} missing: regenerate with VPROF_REGEN=1"
     assert got == expected.read_text(), "output differs from the golden file"
