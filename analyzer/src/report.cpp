@@ -142,10 +142,12 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
                 "VProfiler's", "share", "contrib", "mean", "spec", "place");
   out += buf;
   int prank = 0;
+  bool share_over_100 = false; // a printed share above 100 %: said once, below the tables
   for (const auto &p : g.places) {
     if (prank >= opt.max_factors)
       break;
     ++prank;
+    share_over_100 = share_over_100 || p.share > 1.0005; // printed as 100.1 % or more
     std::snprintf(buf, sizeof buf, "%4d %9.3f %11.3f %8s %8s %10s %6.0f  %s\n", prank, p.score,
                   p.vprofiler_score, pct(p.share).c_str(), pct(p.contribution).c_str(),
                   human_ns(p.mean_ns).c_str(), p.specificity, p.name.c_str());
@@ -166,8 +168,13 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
                     pct(w.contribution).c_str(), human_ns(w.mean_ns).c_str(), w.contexts,
                     w.name.c_str());
       out += buf;
+      share_over_100 = share_over_100 || w.share > 1.0005;
     }
   }
+  if (share_over_100)
+    out += "\n(a share above 100 %: that part varies more than the whole latency, because other\n"
+           "parts move against it and cancel some of it — a wait that is long when the work\n"
+           "before it was short; contrib, which adds up to 100 %, is what it explains)\n";
   out +=
       net ? "\nfactors: the terms of the variance tree, per calling context (covariances counted\n"
             "twice; net = min(share, Cov(X, parent) / Var(L)), the variance less what its\n"

@@ -254,7 +254,7 @@
     };
     sec.appendChild(table([
       { title: "contrib", help: "Cov(X, L)/Var(L): the places add up to 100%", value: function (p) { return p.contribution; }, format: pct },
-      { title: "share", help: "Var(X)/Var(L)", value: function (p) { return p.share; }, format: pct },
+      { title: "share", help: "Var(X)/Var(L); above 100% when other parts move against it and cancel some of it (contrib adds up to 100%)", value: function (p) { return p.share; }, format: pct },
       { title: "score", help: data.ranking === "vprofiler" ? "the rank: VProfiler's specificity x share" : "the rank: specificity x contrib", value: function (p) { return p.score; }, format: function (v) { return v.toFixed(3); } },
       { title: "VProfiler's", help: "VProfiler's score: specificity x share", value: function (p) { return p.vprofiler_score; }, format: function (v) { return v.toFixed(3); } },
       { title: "mean", value: function (p) { return p.mean_ns; }, format: ns },
