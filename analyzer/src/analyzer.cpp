@@ -216,6 +216,11 @@ AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   res.records = eo.records;
   res.streams = tr.streams().size();
   res.processes = tr.processes().size();
+  for (const auto &p : tr.processes())
+    if (p.cpu_ns) {
+      res.cpu_ns += static_cast<double>(*p.cpu_ns);
+      ++res.cpu_processes;
+    }
   res.dropped = eo.dropped;
   res.max_stream_records = eo.max_stream_records;
   res.site_calls = std::move(eo.site_calls);

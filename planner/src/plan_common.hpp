@@ -20,8 +20,12 @@ RunView run_view(ws::Database &db, const ws::RunRow &run);
 // The newest run of `iteration`, or PlanError.
 ws::RunRow require_run(ws::Database &db, int iteration);
 
-// Records per interval a plan may cost: `share` of the least perturbed mean interval
-// latency of the runs up to `iteration`, at `budget.record_ns` per record.
+// What an interval costs the machine in one run: its mean latency, or the CPU time the
+// traced processes used per interval when that is less (many intervals at once on few
+// cores; a latency stretched by I/O waits). 0 when unknown.
+double interval_basis_ns(const ws::RunRow &r);
+// Records per interval a plan may cost: `share` of the least interval basis of the runs up
+// to `iteration` (the least perturbed), at `budget.record_ns` per record.
 double budget_records(ws::Database &db, int iteration, const Budget &budget, double share);
 
 // The functions of the nodes and of all their ancestors (the waker's frames above a node

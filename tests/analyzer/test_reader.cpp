@@ -286,4 +286,7 @@ TEST(Reader, Errors) {
   EXPECT_THROW(Trace::open(dir, skip), TraceError); // nothing valid left
   EXPECT_THROW(Trace::open(dir / "missing"), TraceError);
   EXPECT_THROW(vprof::trace::parse_labels("abc\n", "l"), TraceError);
+  EXPECT_EQ(vprof::trace::parse_cpu("1500\t250\n", "c"), 1750u);
+  EXPECT_THROW(vprof::trace::parse_cpu("1500\n", "c"), TraceError);
+  EXPECT_THROW(vprof::trace::parse_cpu("1 2 3\n", "c"), TraceError);
 }

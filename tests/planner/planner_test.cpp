@@ -197,6 +197,22 @@ TEST(Expand, AHotCalleeStaysAtItsCallSite) {
   EXPECT_EQ(added, (std::vector<std::int64_t>{3, 4}));
 }
 
+// The budget's basis is the CPU an interval takes when that is less than its latency (a
+// latency stretched by a slow disk must not buy probes): ten times the latency, but 625 µs
+// of CPU per interval — and only when every traced process reported its CPU time.
+TEST(Expand, TheBudgetFollowsTheCpuAnIntervalTakes) {
+  Workspace w("cpu");
+  w.run(0, 1e7, kCounts);
+  w.db->exec("UPDATE analysis_runs SET cpu_ns = 6.25e7, cpu_processes = 1");
+  auto e = pl::expand(*w.db, 0, options());
+  EXPECT_DOUBLE_EQ(e.budget_records, 2500.0); // 10 % of 625 µs at 25 ns
+  EXPECT_EQ(e.added, (std::vector<std::int64_t>{4})) << "hot does not fit the CPU's budget";
+  Workspace partial("cpu-partial");
+  partial.run(0, 1e7, kCounts);
+  partial.db->exec("UPDATE analysis_runs SET processes = 2, cpu_ns = 6.25e7, cpu_processes = 1");
+  EXPECT_DOUBLE_EQ(pl::expand(*partial.db, 0, options()).budget_records, 40000.0);
+}
+
 // No plan may overflow the stream cap: with the longest stream at 20 % of the cap, the
 // budget is what keeps it under a quarter (the first prediction) or half (once a prediction
 // was checked), whatever the latency allows.

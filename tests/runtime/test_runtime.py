@@ -44,6 +44,9 @@ def test_plain_run_writes_header_records_labels_and_maps(tc, tmp_path):
     assert vpt.labels(tmp_path, s.pid) == {al: "Parent label"}
     maps = (tmp_path / f"{s.pid}.maps").read_text()
     assert "libvprof_rt.so" in maps
+    # the process's CPU time at exit: user and system ns, the planner's budget basis
+    user, system = (int(v) for v in (tmp_path / f"{s.pid}.cpu").read_text().split("\t"))
+    assert 0 <= user < 60e9 and 0 <= system < 60e9 and user + system > 0
 
 
 def test_silent_by_default_and_verbose_on_request(tc, tmp_path):

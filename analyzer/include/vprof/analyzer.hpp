@@ -180,6 +180,9 @@ struct AnalysisResult {
   std::string trace_dir;
   std::uint64_t records = 0, streams = 0, processes = 0, dropped = 0;
   std::uint64_t max_stream_records = 0; // the longest stream, dropped records included
+  // CPU time (user + system) of the processes that reported it at exit (<pid>.cpu)
+  double cpu_ns = 0;
+  std::uint64_t cpu_processes = 0;
   // ENTER records per site over the whole trace (index = site id): the planner's call counts
   std::vector<std::uint64_t> site_calls;
   std::uint64_t intervals = 0, intervals_unfinished = 0, wake_edges = 0;

@@ -346,6 +346,15 @@ bool ProcessInfo::shared_key(std::uint64_t addr, std::uint64_t &dev, std::uint64
   return true;
 }
 
+std::uint64_t parse_cpu(const std::string &text, const std::filesystem::path &file) {
+  std::istringstream in(text);
+  unsigned long long user = 0, sys = 0;
+  std::string rest;
+  if (!(in >> user >> sys) || (in >> rest))
+    throw TraceError(file, 0, "expected \"<user ns>\t<system ns>\" (the process's CPU time)");
+  return static_cast<std::uint64_t>(user + sys);
+}
+
 std::map<std::uint32_t, std::string> parse_labels(const std::string &text,
                                                   const std::filesystem::path &file) {
   std::map<std::uint32_t, std::string> out;
@@ -488,6 +497,9 @@ Trace Trace::open(const std::filesystem::path &dir, const OpenOptions &opt) {
     auto maps = dir / (std::to_string(p.pid) + ".maps");
     if (std::filesystem::exists(maps, ec))
       p.shared = parse_maps(read_text(maps), maps);
+    auto cpu = dir / (std::to_string(p.pid) + ".cpu");
+    if (std::filesystem::exists(cpu, ec))
+      p.cpu_ns = parse_cpu(read_text(cpu), cpu);
   }
   const ProcessInfo *first = &t.processes_.front();
   for (const auto &p : t.processes_) {

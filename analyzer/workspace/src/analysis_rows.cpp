@@ -69,8 +69,8 @@ std::vector<FunctionId> site_function_table(Database &db, SiteId limit) {
 RunId insert_analysis_run(Database &db, const AnalysisRunEntry &r) {
   db.prepare("INSERT INTO analysis_runs(iteration, trace_dir, records, streams, processes, "
              "dropped, intervals, intervals_unfinished, wake_edges, root_height, "
-             "ticks_per_second, max_residual, max_stream_records, ranking) "
-             "VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+             "ticks_per_second, max_residual, max_stream_records, ranking, cpu_ns, "
+             "cpu_processes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
       .bind(1, r.iteration)
       .bind(2, r.trace_dir)
       .bind(3, static_cast<std::int64_t>(r.records))
@@ -85,6 +85,8 @@ RunId insert_analysis_run(Database &db, const AnalysisRunEntry &r) {
       .bind(12, r.max_residual)
       .bind(13, static_cast<std::int64_t>(r.max_stream_records))
       .bind(14, r.ranking == Ranking::Net ? "net" : "vprofiler")
+      .bind(15, r.cpu_ns)
+      .bind(16, static_cast<std::int64_t>(r.cpu_processes))
       .run();
   return db.last_insert_rowid();
 }

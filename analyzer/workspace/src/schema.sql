@@ -108,7 +108,11 @@ CREATE TABLE IF NOT EXISTS analysis_runs(
   ticks_per_second     REAL NOT NULL,
   max_residual         REAL NOT NULL,      -- worst tree residual over all groups
   max_stream_records   INTEGER NOT NULL DEFAULT 0, -- the longest stream (records + dropped)
-  ranking              TEXT NOT NULL DEFAULT 'net' CHECK(ranking IN ('net', 'vprofiler'))
+  ranking              TEXT NOT NULL DEFAULT 'net' CHECK(ranking IN ('net', 'vprofiler')),
+  -- CPU time (user + system) of the traced processes that reported it at exit (<pid>.cpu),
+  -- and how many did: the planner's budget basis when every process did
+  cpu_ns               REAL NOT NULL DEFAULT 0,
+  cpu_processes        INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS analysis_runs_by_iteration ON analysis_runs(iteration);
 

@@ -68,6 +68,9 @@ void add_late_columns(Database &db) {
   if (!columns_of(db, "factors").empty() && !has_column(db, "factors", "net_share"))
     db.exec("ALTER TABLE factors ADD COLUMN net_share REAL NOT NULL DEFAULT 0;"
             "ALTER TABLE factors ADD COLUMN vprofiler_score REAL NOT NULL DEFAULT 0");
+  if (!columns_of(db, "analysis_runs").empty() && !has_column(db, "analysis_runs", "cpu_ns"))
+    db.exec("ALTER TABLE analysis_runs ADD COLUMN cpu_ns REAL NOT NULL DEFAULT 0;"
+            "ALTER TABLE analysis_runs ADD COLUMN cpu_processes INTEGER NOT NULL DEFAULT 0");
   if (!columns_of(db, "places").empty() && !has_column(db, "places", "vprofiler_score"))
     db.exec("ALTER TABLE places ADD COLUMN vprofiler_score REAL NOT NULL DEFAULT 0");
 }

@@ -11,6 +11,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <span>
 #include <stdexcept>
 #include <string>
@@ -114,6 +115,7 @@ struct ProcessInfo {
   std::uint64_t dropped = 0;                   // sum over its streams
   std::map<std::uint32_t, std::string> labels; // <pid>.labels
   std::vector<SharedMapping> shared;           // sorted by start, from <pid>.maps
+  std::optional<std::uint64_t> cpu_ns;         // user + system at exit, from <pid>.cpu
   std::vector<std::size_t> streams;            // indices into Trace::streams(), by stream_seq
 
   // The (dev, inode, offset) of an address in a shared mapping, or false.
@@ -170,6 +172,8 @@ void dump(const std::filesystem::path &target, std::FILE *out, bool headers_only
 // naming `file` and the byte offset of a malformed line.
 std::map<std::uint32_t, std::string> parse_labels(const std::string &text,
                                                   const std::filesystem::path &file);
+// Parses a <pid>.cpu file ("<user ns>\t<system ns>\n"): their sum; throws TraceError.
+std::uint64_t parse_cpu(const std::string &text, const std::filesystem::path &file);
 // Parses /proc/<pid>/maps text, keeping shared mappings with a non-zero inode.
 std::vector<SharedMapping> parse_maps(const std::string &text, const std::filesystem::path &file);
 

@@ -62,6 +62,8 @@ struct AnalysisRunEntry {
   double max_residual = 0; // the worst over all groups
   std::uint64_t max_stream_records = 0;
   Ranking ranking = Ranking::Net;
+  double cpu_ns = 0;               // CPU time of the processes that reported it
+  std::uint64_t cpu_processes = 0; // how many did
 };
 // Inserts a run; returns its id.
 RunId insert_analysis_run(Database &db, const AnalysisRunEntry &run);

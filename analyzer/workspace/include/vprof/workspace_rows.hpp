@@ -147,6 +147,8 @@ struct RunRow {
   std::uint64_t intervals = 0, records = 0, dropped = 0, max_stream_records = 0;
   double mean_ns = 0; // the mean interval latency (all intervals)
   std::string trace_dir;
+  // CPU time of the traced processes; 0 unless every one of them reported it
+  double cpu_ns = 0;
 };
 // The newest run of `iteration`.
 std::optional<RunRow> latest_run(Database &db, int iteration);
