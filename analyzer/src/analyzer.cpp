@@ -391,6 +391,11 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
   // itself
   std::vector<std::string> encl_key(N), encl_name(N);
   std::vector<std::int64_t> encl_fn(N, 0);
+  // a call of a program function whose body the plan does not probe: the calling function
+  // (key, name), so that a wait inside it is a place per caller — LevelDB's writer queue
+  // and its compaction wait both wait in CondVar::Wait, called from DBImpl::Write and from
+  // MakeRoomForWrite
+  std::vector<std::string> call_from_key(N), call_from_name(N);
   for (std::size_t i = 1; i < N; ++i) {
     const Node &n = res.nodes[i];
     encl_key[i] = encl_key[n.parent];
@@ -413,6 +418,10 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
       holder = encl_fn[n.parent];
       key = "w:" + n.wait + "@" + encl_key[n.parent];
       name = n.name + " in " + (encl_name[n.parent].empty() ? "(interval)" : encl_name[n.parent]);
+      if (!call_from_key[n.parent].empty()) {
+        key += "<" + call_from_key[n.parent];
+        name += " from " + call_from_name[n.parent];
+      }
     } else {
       auto it = facts.sites.find(n.site);
       const SiteInfo *si =
@@ -432,6 +441,10 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
         encl_key[i] = "f:" + std::to_string(fn);
         encl_name[i] = name;
         encl_fn[i] = fn;
+        if (si->kind != "body" && si->caller) {
+          call_from_key[i] = "f:" + std::to_string(si->caller);
+          call_from_name[i] = si->caller_name;
+        }
       } else {
         pkind = si->external ? Place::Kind::Call : Place::Kind::Site;
         holder = si->caller;

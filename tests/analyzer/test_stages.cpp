@@ -102,8 +102,9 @@ TEST(Stages, WithoutACallGraphDepthIsTheHeight) {
 }
 
 // A call of a program function is the callee's place, an outside call is "callee in
-// caller", a wait is named by the function that waited; the waker's frames reach the path
-// through the wait.
+// caller", a wait is named by the function that waited — and, in a call whose body no
+// probe timed, by the caller too (one place per calling function); the waker's frames reach
+// the path through the wait.
 TEST(Stages, PlacesMergeCallsWithTheirCalleeAndNameWaitsAndOutsideCalls) {
   EngineOutput eo = convoy_tree();
   eo.nodes.push_back({1, 5}); // node 6: a second call of lock_row, from serve
@@ -117,8 +118,8 @@ TEST(Stages, PlacesMergeCallsWithTheirCalleeAndNameWaitsAndOutsideCalls) {
   EXPECT_EQ(key_of(1), "f:10");
   EXPECT_EQ(key_of(2), "f:11");
   EXPECT_EQ(key_of(6), "f:11") << "two call sites of one function: one place";
-  EXPECT_EQ(key_of(3), "w:mutex@f:11");
-  EXPECT_EQ(pt.name[pt.place_of[3]], "[wait:mutex] in lock_row");
+  EXPECT_EQ(key_of(3), "w:mutex@f:11<f:10");
+  EXPECT_EQ(pt.name[pt.place_of[3]], "[wait:mutex] in lock_row from serve");
   EXPECT_EQ(pt.kind[pt.place_of[3]], Place::Kind::Wait);
   EXPECT_EQ(key_of(5), "x:fsync@12");
   EXPECT_EQ(pt.name[pt.place_of[5]], "fsync() in flush");
