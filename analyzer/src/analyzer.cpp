@@ -20,6 +20,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <thread>
 #include <unordered_map>
 
 namespace vprof::analyzer {
@@ -231,6 +232,15 @@ AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   res.path_sum_mismatches = eo.path_sum_mismatches;
   res.inexact_splits = eo.inexact_splits;
   res.ticks_per_second = eo.ticks_per_second;
+  if (!eo.intervals.empty() && eo.ticks_per_second > 0) {
+    std::int64_t first = eo.intervals.front().begin, last = eo.intervals.front().end;
+    for (const auto &iv : eo.intervals) {
+      first = std::min(first, iv.begin);
+      last = std::max(last, iv.end);
+    }
+    res.span_ns = static_cast<double>(last - first) * 1e9 / eo.ticks_per_second;
+  }
+  res.cores = std::thread::hardware_concurrency();
   if (eo.dropped)
     res.warnings.push_back(drop_warning(tr, eo));
   if (eo.intervals_unfinished)

@@ -57,6 +57,8 @@ ws::AnalysisRunEntry run_entry(const AnalysisResult &res, int iteration) {
   r.ranking = res.ranking == Ranking::Net ? ws::Ranking::Net : ws::Ranking::VProfiler;
   r.cpu_ns = res.cpu_ns;
   r.cpu_processes = res.cpu_processes;
+  r.span_ns = res.span_ns;
+  r.cores = res.cores;
   return r;
 }
 

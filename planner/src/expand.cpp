@@ -320,7 +320,8 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
 
   // The budget: the exploration share of the least perturbed mean latency, capped so that
   // the longest stream stays within half the runtime's stream cap.
-  er.budget_records = budget_records(db, iteration, opt.budget, opt.budget.exploration);
+  er.budget_records =
+      budget_records(db, iteration, opt.budget, opt.budget.exploration, Basis::Latency);
   er.measured_records = cost.records_per_interval();
   if (cost.max_stream_records() > 0) {
     // Half the cap once a prediction has been checked against a run; a quarter before (the

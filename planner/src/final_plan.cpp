@@ -146,7 +146,8 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
   const auto runs = ws::latest_runs_upto(db, iteration);
   const std::set<ws::SiteId> timed = timed_sites(db, runs, opt.threshold);
   Prices prices(db, runs, timed);
-  fr.budget_records = budget_records(db, iteration, opt.budget, opt.budget.final_share);
+  fr.budget_records =
+      budget_records(db, iteration, opt.budget, opt.budget.final_share, Basis::Capacity);
 
   // What must stay: the annotated functions and the answer's chain.
   std::map<FunctionId, ws::PlanRow> rows;

@@ -27,19 +27,21 @@ ws::RunRow require_run(ws::Database &db, int iteration) {
   return *run;
 }
 
-double interval_basis_ns(const ws::RunRow &r) {
+double interval_basis_ns(const ws::RunRow &r, Basis basis) {
   if (r.intervals == 0 || r.mean_ns <= 0)
     return 0;
-  double cpu = r.cpu_ns / static_cast<double>(r.intervals);
-  return cpu > 0 ? std::min(r.mean_ns, cpu) : r.mean_ns;
+  if (basis == Basis::Capacity && r.capacity_ns > 0)
+    return std::min(r.mean_ns, r.capacity_ns);
+  return r.mean_ns;
 }
 
-double budget_records(ws::Database &db, int iteration, const Budget &budget, double share) {
-  double basis = 0;
+double budget_records(ws::Database &db, int iteration, const Budget &budget, double share,
+                      Basis basis) {
+  double least = 0;
   for (const auto &r : ws::latest_runs_upto(db, iteration))
-    if (double b = interval_basis_ns(r); b > 0)
-      basis = basis > 0 ? std::min(basis, b) : b;
-  return share * basis / std::max(budget.record_ns, 1e-3);
+    if (double b = interval_basis_ns(r, basis); b > 0)
+      least = least > 0 ? std::min(least, b) : b;
+  return share * least / std::max(budget.record_ns, 1e-3);
 }
 
 std::set<FunctionId> chain_functions(const RunView &view, const std::set<int> &nodes) {

@@ -20,13 +20,18 @@ RunView run_view(ws::Database &db, const ws::RunRow &run);
 // The newest run of `iteration`, or PlanError.
 ws::RunRow require_run(ws::Database &db, int iteration);
 
-// What an interval costs the machine in one run: its mean latency, or the CPU time the
-// traced processes used per interval when that is less (many intervals at once on few
-// cores; a latency stretched by I/O waits). 0 when unknown.
-double interval_basis_ns(const ws::RunRow &r);
-// Records per interval a plan may cost: `share` of the least interval basis of the runs up
-// to `iteration` (the least perturbed), at `budget.record_ns` per record.
-double budget_records(ws::Database &db, int iteration, const Budget &budget, double share);
+// What a plan's records are held against, per interval: the mean latency (exploration: a
+// run's probes perturb the latencies it measures), or the least of the latency and the
+// machine's capacity per interval, cores x the intervals' span / intervals (the final plan,
+// judged by the throughput it costs: LevelDB's four writers on two vCPUs take 17.6 µs each
+// but complete one every 3.5 µs).
+enum class Basis { Latency, Capacity };
+// One run's basis in ns; 0 when unknown.
+double interval_basis_ns(const ws::RunRow &r, Basis basis);
+// Records per interval a plan may cost: `share` of the least basis of the runs up to
+// `iteration` (the least perturbed), at `budget.record_ns` per record.
+double budget_records(ws::Database &db, int iteration, const Budget &budget, double share,
+                      Basis basis);
 
 // The functions of the nodes and of all their ancestors (the waker's frames above a node
 // below a wait included).

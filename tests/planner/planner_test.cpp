@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <memory>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -197,20 +198,38 @@ TEST(Expand, AHotCalleeStaysAtItsCallSite) {
   EXPECT_EQ(added, (std::vector<std::int64_t>{3, 4}));
 }
 
-// The budget's basis is the CPU an interval takes when that is less than its latency (a
-// latency stretched by a slow disk must not buy probes): ten times the latency, but 625 µs
-// of CPU per interval — and only when every traced process reported its CPU time.
-TEST(Expand, TheBudgetFollowsTheCpuAnIntervalTakes) {
-  Workspace w("cpu");
-  w.run(0, 1e7, kCounts);
-  w.db->exec("UPDATE analysis_runs SET cpu_ns = 6.25e7, cpu_processes = 1");
-  auto e = pl::expand(*w.db, 0, options());
-  EXPECT_DOUBLE_EQ(e.budget_records, 2500.0); // 10 % of 625 µs at 25 ns
-  EXPECT_EQ(e.added, (std::vector<std::int64_t>{4})) << "hot does not fit the CPU's budget";
-  Workspace partial("cpu-partial");
-  partial.run(0, 1e7, kCounts);
-  partial.db->exec("UPDATE analysis_runs SET processes = 2, cpu_ns = 6.25e7, cpu_processes = 1");
-  EXPECT_DOUBLE_EQ(pl::expand(*partial.db, 0, options()).budget_records, 40000.0);
+// Exploration holds its plans against the latency (what a run's probes perturb); the final
+// plan against the machine's capacity per interval when that is less (the throughput it
+// costs): 100 intervals of 100 ms overlapping within 50 ms on 2 cores = 1 ms each.
+TEST(FinalPlan, TheFinalBudgetFollowsTheMachinesCapacityPerInterval) {
+  auto counts = kCounts;
+  counts.push_back({6, 100000});
+  counts.push_back({7, 100});
+  auto with_capacity = [&](const std::string &name, int cores) {
+    auto w = std::make_unique<Workspace>(name);
+    w->db->exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),"
+                "(1,2,'depth'),(1,3,'expand'),(1,4,'expand')");
+    w->run(1, 1e8, counts);
+    w->db->exec("UPDATE analysis_runs SET span_ns = 5e7, cores = " + std::to_string(cores));
+    return w;
+  };
+  pl::FinalOptions o;
+  o.threshold = 0.01;
+  auto unknown = with_capacity("capacity-unknown", 0); // an older run: the latency
+  auto all = pl::final_plan(*unknown->db, 1, o);
+  EXPECT_DOUBLE_EQ(all.budget_records, 50000.0); // 2 % of 100 ms at 40 ns
+  EXPECT_FALSE(all.written) << "everything fits";
+  auto two = with_capacity("capacity", 2);
+  Workspace explore("capacity-explore");
+  explore.run(0, 1e7, kCounts);
+  explore.db->exec("UPDATE analysis_runs SET span_ns = 5e6, cores = 2"); // 100 µs each
+  EXPECT_DOUBLE_EQ(pl::expand(*explore.db, 0, options()).budget_records, 40000.0)
+      << "exploration: 10 % of the latency at 25 ns";
+  auto fr = pl::final_plan(*two->db, 1, o);
+  EXPECT_DOUBLE_EQ(fr.budget_records, 500.0); // 2 % of 1 ms
+  ASSERT_TRUE(fr.written);
+  ASSERT_EQ(fr.dropped_for_cost.size(), 1u);
+  EXPECT_EQ(fr.dropped_for_cost[0].function, 3) << "hot's 2000 records pass it";
 }
 
 // No plan may overflow the stream cap: with the longest stream at 20 % of the cap, the

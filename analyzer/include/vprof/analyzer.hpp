@@ -183,6 +183,10 @@ struct AnalysisResult {
   // CPU time (user + system) of the processes that reported it at exit (<pid>.cpu)
   double cpu_ns = 0;
   std::uint64_t cpu_processes = 0;
+  // the intervals' span (first begin to last end) and this machine's cores: the machine's
+  // capacity per interval, cores x span / intervals
+  double span_ns = 0;
+  unsigned cores = 0;
   // ENTER records per site over the whole trace (index = site id): the planner's call counts
   std::vector<std::uint64_t> site_calls;
   std::uint64_t intervals = 0, intervals_unfinished = 0, wake_edges = 0;

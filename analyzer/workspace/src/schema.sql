@@ -112,7 +112,11 @@ CREATE TABLE IF NOT EXISTS analysis_runs(
   -- CPU time (user + system) of the traced processes that reported it at exit (<pid>.cpu),
   -- and how many did: the planner's budget basis when every process did
   cpu_ns               REAL NOT NULL DEFAULT 0,
-  cpu_processes        INTEGER NOT NULL DEFAULT 0
+  cpu_processes        INTEGER NOT NULL DEFAULT 0,
+  -- first interval's begin to last interval's end, and the analysing machine's cores: the
+  -- machine's capacity per interval (cores x span / intervals), the planner's budget basis
+  span_ns              REAL NOT NULL DEFAULT 0,
+  cores                INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS analysis_runs_by_iteration ON analysis_runs(iteration);
 

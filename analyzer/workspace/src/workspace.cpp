@@ -71,6 +71,9 @@ void add_late_columns(Database &db) {
   if (!columns_of(db, "analysis_runs").empty() && !has_column(db, "analysis_runs", "cpu_ns"))
     db.exec("ALTER TABLE analysis_runs ADD COLUMN cpu_ns REAL NOT NULL DEFAULT 0;"
             "ALTER TABLE analysis_runs ADD COLUMN cpu_processes INTEGER NOT NULL DEFAULT 0");
+  if (!columns_of(db, "analysis_runs").empty() && !has_column(db, "analysis_runs", "span_ns"))
+    db.exec("ALTER TABLE analysis_runs ADD COLUMN span_ns REAL NOT NULL DEFAULT 0;"
+            "ALTER TABLE analysis_runs ADD COLUMN cores INTEGER NOT NULL DEFAULT 0");
   if (!columns_of(db, "places").empty() && !has_column(db, "places", "vprofiler_score"))
     db.exec("ALTER TABLE places ADD COLUMN vprofiler_score REAL NOT NULL DEFAULT 0");
 }

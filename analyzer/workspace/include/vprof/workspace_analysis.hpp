@@ -64,6 +64,8 @@ struct AnalysisRunEntry {
   Ranking ranking = Ranking::Net;
   double cpu_ns = 0;               // CPU time of the processes that reported it
   std::uint64_t cpu_processes = 0; // how many did
+  double span_ns = 0;              // first interval's begin to last interval's end
+  unsigned cores = 0;              // of the analysing machine
 };
 // Inserts a run; returns its id.
 RunId insert_analysis_run(Database &db, const AnalysisRunEntry &run);

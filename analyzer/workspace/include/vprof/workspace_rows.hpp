@@ -149,6 +149,8 @@ struct RunRow {
   std::string trace_dir;
   // CPU time of the traced processes; 0 unless every one of them reported it
   double cpu_ns = 0;
+  // the machine's capacity per interval: cores x span / intervals (0: unknown)
+  double capacity_ns = 0;
 };
 // The newest run of `iteration`.
 std::optional<RunRow> latest_run(Database &db, int iteration);
