@@ -108,28 +108,41 @@ double depth_of(ws::Database &db, const ws::PlaceRow &p) {
 Answer deepest_answer(ws::Database &db, int iteration, double answer_share) {
   Answer best;
   double best_depth = 2e9;
+  FunctionId best_function = 0;
+  std::set<FunctionId> best_chain; // every function from the root down to it
   for (const auto &run : ws::latest_runs_upto(db, iteration)) {
     for (const auto &p : ws::places_of(db, run.id)) {
       if (p.kind == ws::PlaceKind::Wait || p.contribution < answer_share)
         continue;
       // the run's answer: its best-ranked place that carries the threshold
-      double depth = depth_of(db, p);
-      bool deeper =
-          depth < best_depth || (depth == best_depth && p.contribution > best.contribution);
+      RunView view = run_view(db, run);
+      auto chain = chain_functions(view, {p.node});
+      const FunctionId f = place_function(p);
+      if (f)
+        chain.insert(f);
+      // Lower in the static call graph is deeper. Heights tie inside a recursive component
+      // (PostgreSQL's error paths put CommitTransaction and XLogWrite at the same height):
+      // then the place whose chain passes through the other's function is the deeper one,
+      // and only places on separate branches compare by contribution.
+      const double depth = depth_of(db, p);
+      bool deeper = depth < best_depth;
+      if (depth == best_depth) {
+        const bool below = best_function && chain.count(best_function) && f != best_function;
+        const bool above = f && best_chain.count(f) && f != best_function;
+        deeper = below || (!above && p.contribution > best.contribution);
+      }
       if (deeper) {
         best_depth = depth;
+        best_function = f;
+        best_chain = chain;
         best.iteration = run.iteration;
         best.key = p.key;
         best.name = p.name;
         best.contribution = p.contribution;
-        RunView view = run_view(db, run);
         best.chain.clear();
-        auto chain = chain_functions(view, {p.node});
-        if (FunctionId f = place_function(p))
-          chain.insert(f);
-        for (auto f : chain)
-          if (auto row = ws::function_row(db, f); row && row->defined && row->body)
-            best.chain.push_back(f);
+        for (auto c : chain)
+          if (auto row = ws::function_row(db, c); row && row->defined && row->body)
+            best.chain.push_back(c);
       }
       break;
     }

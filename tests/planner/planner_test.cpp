@@ -358,6 +358,27 @@ TEST(FinalPlan, TheDeepestAnswerOfAnyIteration) {
   EXPECT_EQ(pl::deepest_answer(*w.db, 1, 0.8).iteration, -1) << "nothing carries 80 %";
 }
 
+// Heights tie inside a recursive component (PostgreSQL: CommitTransaction and XLogWrite at
+// 20): the place whose chain runs through the other's function is the deeper answer,
+// whatever the contributions — work (0.7) in iteration 0, cheap below it (0.3) in 1.
+TEST(FinalPlan, AtEqualHeightsTheAnswerBelowTheOtherIsDeeper) {
+  Workspace w("deepest-tie");
+  ws::RunId first = w.run(0, 1e6, kCounts, 0, 0.05, 0.05);
+  w.db->prepare("INSERT INTO places(run, label, rank, key, name, function, contexts, mean_ns, "
+                "var_ns2, share, contribution, specificity, score, waker, via, place_kind, "
+                "node) VALUES (?, '', 0, 'f:2', 'work', 2, 1, 0, 0, 0.7, 0.7, 1, 0, 0, '', "
+                "'function', 2)")
+      .bind(1, first)
+      .run();
+  w.db->exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth')");
+  w.run(1, 1e6, kCounts, 0, 0.05, 0.3);
+  w.db->exec("UPDATE functions SET height = 20");
+  auto a = pl::deepest_answer(*w.db, 1, 0.10);
+  EXPECT_EQ(a.iteration, 1);
+  EXPECT_EQ(a.key, "f:4") << "cheap is called by work";
+  EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 4}));
+}
+
 // A planned function that carries nothing but costs 3000 records per interval is dropped to
 // make room; the functions on the chains of what carries variance stay.
 TEST(Expand, APlannedFunctionThatCarriesNothingMakesRoom) {
