@@ -173,6 +173,21 @@ TEST(CostModel, OnlyCallSitesInRunningCallersMakeACalleeHot) {
   // work's one probed site, and hot's two (hot runs): 3 sites over 1 probed
   EXPECT_DOUBLE_EQ(m.calls(4), 3.0);
   EXPECT_DOUBLE_EQ(m.calls(3), 1000.0); // named by work alone
+
+  // A utility named in more than kUtilityCallers functions runs under most of them: every
+  // call site counts, seen running or not (PostgreSQL's pfree).
+  std::string sql;
+  for (int i = 0; i < pl::CostModel::kUtilityCallers; ++i) {
+    int id = 100 + i;
+    sql += "INSERT INTO functions(id, usr, name, defined, height) VALUES (" + std::to_string(id) +
+           ",'u" + std::to_string(id) + "','u" + std::to_string(id) + "',1,1);" +
+           "INSERT INTO calls(caller, callee, kind, file, line, col) VALUES (" +
+           std::to_string(id) + ",4,'direct','/s/u.c'," + std::to_string(id) + ",3);";
+  }
+  w.db->exec(sql);
+  pl::CostModel utility(*w.db, *run, ws::read_plan(*w.db, 0));
+  // 1 (work) + 2 (hot) + 5 (idle) + 100 callers' sites, over 1 probed
+  EXPECT_DOUBLE_EQ(utility.calls(4), 108.0);
 }
 
 // Within the budget (10 % of 1 ms = 4000 records at 25 ns) the cheap callee joins the plan;

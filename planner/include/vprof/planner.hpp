@@ -53,6 +53,10 @@ struct Budget {
 // not yet planned, from the run's ENTER counts per site (docs/planner.md, "Cost model").
 class CostModel {
 public:
+  // A callee named in more functions than this is a utility: all its call sites scale its
+  // calls, not only those in functions seen running (docs/planner.md, "Cost model").
+  static constexpr int kUtilityCallers = 100;
+
   CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<ws::PlanRow> &plan);
 
   double intervals() const { return intervals_; }
@@ -96,6 +100,8 @@ private:
   std::unordered_map<FunctionId, std::vector<std::pair<ws::SiteId, double>>> final_sites_;
   std::unordered_map<FunctionId, ws::CallSiteCount> sites_in_; // planned functions' call sites
   ws::CallSiteCount sites_in(FunctionId f) const;
+  // Calls per interval assumed for a function no probe saw.
+  double unseen_calls(FunctionId f) const;
 };
 
 // ---- expansion ----------------------------------------------------------------------
