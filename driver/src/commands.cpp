@@ -94,7 +94,8 @@ void add_loop_flags(CLI::App &sub, Context &ctx) {
        ctx, "budget");
   mark(sub.add_option("--final-budget", ctx.cfg.final_budget,
                       "the final plan's probe cost per interval as a fraction of the mean "
-                      "latency [final_budget]")
+                      "latency, or of the machine's capacity per interval (cores x span / "
+                      "intervals) when that is less [final_budget]")
            ->check(CLI::Range(0.0001, 1.0)),
        ctx, "final_budget");
   mark(sub.add_flag("--keep-traces", ctx.cfg.keep_traces,
