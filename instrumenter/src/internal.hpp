@@ -57,6 +57,10 @@ private:
 // Normalised absolute path (weakly canonical) of `p` relative to `cwd`.
 std::string normal_path(const std::string &p, const std::string &cwd);
 
+// `s` as a C string literal: backslash and quote escaped, anything unprintable in octal
+// (a path in `#line`, the strings of a unit's registration).
+std::string c_string_literal(const std::string &s);
+
 // True for locations in vprof's own headers (<vprof/vprof.h>, <vprof/vprof.hpp>,
 // <vprof/probe.h>, <vprof/trace_format.h>): the profiler, not the program. Their
 // functions are neither call-graph nodes nor roots, and calls to them get no probe.

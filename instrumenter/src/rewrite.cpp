@@ -793,16 +793,6 @@ void assign_ids(ws::Database &db, State &st) {
   tx.commit();
 }
 
-std::string quote_path(const std::string &p) {
-  std::string q = "\"";
-  for (char c : p) {
-    if (c == '"' || c == '\\')
-      q += '\\';
-    q += c;
-  }
-  return q + "\"";
-}
-
 // Turns the sites into one insertion per offset (nested calls share offsets: closing
 // texts first, innermost first; then body probes; then opening texts, outermost first)
 // and applies them.
@@ -924,14 +914,15 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
   for (const Site &s : st.sites)
     if (s.begin < at)
       at = 0;
-  std::string path = quote_path(st.spelled_path.empty() ? st.main_path : st.spelled_path);
+  std::string path =
+      detail::c_string_literal(st.spelled_path.empty() ? st.main_path : st.spelled_path);
   std::string probe =
       std::string(st.cplusplus ? "#include <cstdint>\n" : "") + "#include <vprof/probe.h>\n";
   std::string out;
   if (at == 0) {
     out = probe + "#line 1 " + path + "\n" + body;
   } else {
-    std::string there = st.include_file.empty() ? path : quote_path(st.include_file);
+    std::string there = st.include_file.empty() ? path : detail::c_string_literal(st.include_file);
     out = "#line 1 " + path + "\n" + body.substr(0, at) + probe + "#line " +
           std::to_string(st.include_line) + " " + there + "\n" + body.substr(at);
   }

@@ -15,6 +15,7 @@
 #include <llvm/Option/OptTable.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <cstdio>
 #include <filesystem>
 
 namespace vprof::instr {
@@ -36,6 +37,23 @@ std::string normal_path(const std::string &p, const std::string &cwd) {
   std::error_code ec;
   fs::path c = fs::weakly_canonical(path, ec);
   return (ec ? path.lexically_normal() : c).string();
+}
+
+std::string c_string_literal(const std::string &s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c >= 0x7f) {
+      char buf[5];
+      std::snprintf(buf, sizeof buf, "\\%03o", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
 }
 
 // True for an option Clang's driver does not know (gcc-only flags such as

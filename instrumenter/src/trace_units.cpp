@@ -3,11 +3,12 @@
 // plan stamp and iteration it was built for; the runtime writes them to <pid>.units. Before
 // a trace is analysed its units are held against the plan: a binary built for another plan,
 // iteration or workspace (an installed copy the build did not refresh) is refused.
+#include "internal.hpp"
+
 #include <vprof/instrumenter.hpp>
 #include <vprof/workspace_rows.hpp>
 
 #include <algorithm>
-#include <cstdio>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -16,24 +17,6 @@ namespace fs = std::filesystem;
 
 namespace vprof::instr {
 namespace {
-
-// A C string literal of `s` (backslash, quote and anything unprintable escaped in octal).
-std::string c_literal(const std::string &s) {
-  std::string out = "\"";
-  for (unsigned char c : s) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c >= 0x7f) {
-      char buf[5];
-      std::snprintf(buf, sizeof buf, "\\%03o", c);
-      out += buf;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + "\"";
-}
 
 // "<pid>.units" -> pid, or -1.
 int units_file_pid(const fs::path &p) {
@@ -54,8 +37,9 @@ std::string unit_registration(const UnitStamp &u) {
   out << "\n/* vprof: the plan this translation unit was built for */\n"
       << "static void vprof_unit_register_(void) __attribute__((constructor));\n"
       << "static void vprof_unit_register_(void) {\n"
-      << "  vprof_register_unit(" << c_literal(u.workspace_id) << ", " << c_literal(u.stamp) << ", "
-      << u.iteration << ", " << c_literal(u.source.string()) << ");\n"
+      << "  vprof_register_unit(" << detail::c_string_literal(u.workspace_id) << ", "
+      << detail::c_string_literal(u.stamp) << ", " << u.iteration << ", "
+      << detail::c_string_literal(u.source.string()) << ");\n"
       << "}\n";
   return out.str();
 }
@@ -121,11 +105,12 @@ TraceUnitCheck check_trace_units(ws::Database &wsdb, const fs::path &workspace_d
     if (it != expected.end() && r.stamp == it->second && r.fallback.empty())
       compiled.insert(r.source.string());
   }
+  std::set<std::string> planned_files;
   for (const auto &f : ws::planned_functions(wsdb, iteration))
-    if (compiled.count(f.file) && !registered.count(f.file) &&
-        std::find(out.unregistered.begin(), out.unregistered.end(), f.file) ==
-            out.unregistered.end())
-      out.unregistered.push_back(f.file);
+    planned_files.insert(f.file);
+  for (const auto &file : planned_files)
+    if (compiled.count(file) && !registered.count(file))
+      out.unregistered.push_back(file);
   return out;
 }
 
