@@ -261,12 +261,28 @@ static int copy_file(const char *from, const char *to, int flags) {
   return 0;
 }
 
-/* Writes <dir>/<pid>.maps from /proc/self/maps, through a temporary file and a rename
- * so that a reader never sees a half-written copy. */
+/* The side files of a process (<dir>/<pid>.<ext>) are written to a temporary file and
+ * renamed, so that a reader never sees a half-written one: the two paths. */
+static void side_file_paths(const char *dir, const char *ext, char *tmp, char *dst) {
+  snprintf(tmp, PATH_MAX, "%s/.%d.%s.%d.tmp", dir, (int)g.pid, ext, (int)gettid());
+  snprintf(dst, PATH_MAX, "%s/%d.%s", dir, (int)g.pid, ext);
+}
+
+/* Closes a side file written through `fd`: renamed into place when every write went
+ * through (`ok`), else removed. */
+static void side_file_commit(int fd, int ok, const char *tmp, const char *dst) {
+  if (close(fd) != 0)
+    ok = 0;
+  if (ok)
+    rename(tmp, dst);
+  else
+    unlink(tmp);
+}
+
+/* Writes <dir>/<pid>.maps from /proc/self/maps. */
 static void write_maps(const char *dir) {
   char tmp[PATH_MAX], dst[PATH_MAX];
-  snprintf(tmp, sizeof tmp, "%s/.%d.maps.%d.tmp", dir, (int)g.pid, (int)gettid());
-  snprintf(dst, sizeof dst, "%s/%d.maps", dir, (int)g.pid);
+  side_file_paths(dir, "maps", tmp, dst);
   if (copy_file("/proc/self/maps", tmp, O_TRUNC) == 0)
     rename(tmp, dst);
 }
@@ -304,8 +320,7 @@ static void write_units(const char *dir) {
   int fd, len, ok = 1;
   if (n == 0)
     return;
-  snprintf(tmp, sizeof tmp, "%s/.%d.units.%d.tmp", dir, (int)g.pid, (int)gettid());
-  snprintf(dst, sizeof dst, "%s/%d.units", dir, (int)g.pid);
+  side_file_paths(dir, "units", tmp, dst);
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return;
@@ -321,24 +336,18 @@ static void write_units(const char *dir) {
     len = snprintf(line, sizeof line, "overflow\t%u\n", n);
     ok = write(fd, line, (size_t)len) == len;
   }
-  close(fd);
-  if (ok)
-    rename(tmp, dst);
-  else
-    unlink(tmp);
+  side_file_commit(fd, ok, tmp, dst);
 }
 
 /* Writes <dir>/<pid>.cpu at exit: the process's CPU time, "<user ns>\t<system ns>\n"
- * (getrusage, every thread). The planner prices probes against the CPU an interval takes,
- * which does not grow when the run waits on a slow disk as its latency does. */
+ * (getrusage, every thread), stored with the analysed run (analysis_runs.cpu_ns). */
 static void write_cpu(const char *dir) {
   char tmp[PATH_MAX], dst[PATH_MAX], line[64];
   struct rusage ru;
-  int fd, len, ok;
+  int fd, len;
   if (getrusage(RUSAGE_SELF, &ru) != 0)
     return;
-  snprintf(tmp, sizeof tmp, "%s/.%d.cpu.%d.tmp", dir, (int)g.pid, (int)gettid());
-  snprintf(dst, sizeof dst, "%s/%d.cpu", dir, (int)g.pid);
+  side_file_paths(dir, "cpu", tmp, dst);
   len = snprintf(line, sizeof line, "%llu\t%llu\n",
                  (unsigned long long)ru.ru_utime.tv_sec * 1000000000ull +
                      (unsigned long long)ru.ru_utime.tv_usec * 1000ull,
@@ -347,13 +356,7 @@ static void write_cpu(const char *dir) {
   fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0)
     return;
-  ok = len > 0 && write(fd, line, (size_t)len) == len;
-  if (close(fd) != 0)
-    ok = 0;
-  if (ok)
-    rename(tmp, dst);
-  else
-    unlink(tmp);
+  side_file_commit(fd, len > 0 && write(fd, line, (size_t)len) == len, tmp, dst);
 }
 
 /* ---------------------------------------------------------------- streams */
