@@ -89,19 +89,12 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
     loop_trips_ = std::clamp(extra / looped, 1.0, 1000.0);
 }
 
-double CostModel::function_records(FunctionId f, bool final_form) const {
+double CostModel::function_records(FunctionId f) const {
   auto b = body_calls_.find(f);
   if (b == body_calls_.end())
     return 0;
-  if (!final_form) {
-    auto s = site_records_.find(f);
-    return 2 * b->second + (s == site_records_.end() ? 0 : s->second);
-  }
-  double records = 2 * b->second;
-  if (auto k = final_sites_.find(f); k != final_sites_.end())
-    for (const auto &[site, n] : k->second)
-      records += n;
-  return records;
+  auto s = site_records_.find(f);
+  return 2 * b->second + (s == site_records_.end() ? 0 : s->second);
 }
 
 double CostModel::final_records(FunctionId f, const std::set<ws::SiteId> &timed) const {
@@ -133,7 +126,7 @@ double CostModel::self_calibration() const {
   for (const auto &[f, body] : body_calls_) {
     if (body <= 0)
       continue;
-    measured += function_records(f, false);
+    measured += function_records(f);
     auto c = sites_in(f);
     predicted += 2 * body * (1 + c.straight + loop_trips_ * c.looped);
   }

@@ -362,14 +362,14 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
         continue;
       double c = contribution.count(r.function) ? contribution[r.function] : 0;
       // cost per unit of explained variance: cheap, important functions stay
-      double price = cost.function_records(r.function, false) / std::max(c, 1e-3);
+      double price = cost.function_records(r.function) / std::max(c, 1e-3);
       trimmable.push_back({price, r.function});
     }
     std::sort(trimmable.rbegin(), trimmable.rend());
     for (const auto &[price, f] : trimmable) {
       if (predicted + wanted <= er.budget_records)
         break;
-      double saved = cost.function_records(f, false);
+      double saved = cost.function_records(f);
       if (saved <= 0)
         continue;
       predicted -= saved;

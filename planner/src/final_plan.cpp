@@ -114,17 +114,18 @@ Answer deepest_answer(ws::Database &db, int iteration, double answer_share) {
     for (const auto &p : ws::places_of(db, run.id)) {
       if (p.kind == ws::PlaceKind::Wait || p.contribution < answer_share)
         continue;
-      // the run's answer: its best-ranked place that carries the threshold
-      RunView view = run_view(db, run);
-      auto chain = chain_functions(view, {p.node});
+      // the run's answer: its best-ranked place that carries the threshold. Lower in the
+      // static call graph is deeper. Heights tie inside a recursive component (PostgreSQL's
+      // error paths put CommitTransaction and XLogWrite at the same height): then the place
+      // whose chain passes through the other's function is the deeper one, and only places
+      // on separate branches compare by contribution.
+      const double depth = depth_of(db, p);
+      if (depth > best_depth)
+        break;
+      auto chain = chain_functions(run_view(db, run), {p.node});
       const FunctionId f = place_function(p);
       if (f)
         chain.insert(f);
-      // Lower in the static call graph is deeper. Heights tie inside a recursive component
-      // (PostgreSQL's error paths put CommitTransaction and XLogWrite at the same height):
-      // then the place whose chain passes through the other's function is the deeper one,
-      // and only places on separate branches compare by contribution.
-      const double depth = depth_of(db, p);
       bool deeper = depth < best_depth;
       if (depth == best_depth) {
         const bool below = best_function && chain.count(best_function) && f != best_function;

@@ -148,9 +148,9 @@ TEST(CostModel, CountsPerIntervalFromTheRunsSiteCalls) {
   EXPECT_TRUE(m.measured(2));
   EXPECT_FALSE(m.measured(3));
   // work: its body (2 records) and its two call sites (2000 + 2)
-  EXPECT_DOUBLE_EQ(m.function_records(2, false), 2004.0);
+  EXPECT_DOUBLE_EQ(m.function_records(2), 2004.0);
   // a final plan leaves calls of the program's own functions unprobed
-  EXPECT_DOUBLE_EQ(m.function_records(2, true), 2.0);
+  EXPECT_DOUBLE_EQ(m.final_records(2, {4, 5}), 2.0);
   EXPECT_DOUBLE_EQ(m.predict_records(3), 2000.0); // 2 per call, no call sites inside
   EXPECT_DOUBLE_EQ(m.predict_records(4), 2.0);
 }

@@ -365,8 +365,7 @@ namespace {
 constexpr const char *kRunColumns =
     "SELECT r.id, r.iteration, r.intervals, r.records, r.dropped, r.max_stream_records, "
     "COALESCE((SELECT mean_ns FROM interval_stats s WHERE s.run = r.id AND s.label = ''), 0), "
-    "r.trace_dir, CASE WHEN r.cpu_processes = r.processes THEN r.cpu_ns ELSE 0 END, "
-    "CASE WHEN r.intervals > 0 THEN r.cores * r.span_ns / r.intervals ELSE 0 END "
+    "r.trace_dir, CASE WHEN r.intervals > 0 THEN r.cores * r.span_ns / r.intervals ELSE 0 END "
     "FROM analysis_runs r ";
 
 RunRow run_row(const Statement &st) {
@@ -379,8 +378,7 @@ RunRow run_row(const Statement &st) {
   r.max_stream_records = static_cast<std::uint64_t>(st.int64(5));
   r.mean_ns = st.real(6);
   r.trace_dir = st.text(7);
-  r.cpu_ns = st.real(8);
-  r.capacity_ns = st.real(9);
+  r.capacity_ns = st.real(8);
   return r;
 }
 

@@ -110,7 +110,7 @@ CREATE TABLE IF NOT EXISTS analysis_runs(
   max_stream_records   INTEGER NOT NULL DEFAULT 0, -- the longest stream (records + dropped)
   ranking              TEXT NOT NULL DEFAULT 'net' CHECK(ranking IN ('net', 'vprofiler')),
   -- CPU time (user + system) of the traced processes that reported it at exit (<pid>.cpu),
-  -- and how many did: the planner's budget basis when every process did
+  -- and how many did (a fact of the run; docs/planner.md says why no budget uses it)
   cpu_ns               REAL NOT NULL DEFAULT 0,
   cpu_processes        INTEGER NOT NULL DEFAULT 0,
   -- first interval's begin to last interval's end, and the analysing machine's cores: the

@@ -63,10 +63,10 @@ public:
   // All records of the run per interval (sync events and marks included; drops counted).
   double records_per_interval() const { return records_; }
   // Measured records per interval of a planned function: its body probe and the call-site
-  // probes in it (final: only those a final plan keeps).
-  double function_records(FunctionId f, bool final_form) const;
-  // The same in a final plan that times only the call sites in `timed` (of those a final
-  // plan may keep: outside and dispatching calls).
+  // probes in it.
+  double function_records(FunctionId f) const;
+  // The same in a final plan that times only the call sites in `timed` of those a final
+  // plan may keep (outside and dispatching calls).
   double final_records(FunctionId f, const std::set<ws::SiteId> &timed) const;
   // Whether f's body probe ran in the run (its call sites then timed all its callees).
   bool measured(FunctionId f) const {

@@ -147,8 +147,6 @@ struct RunRow {
   std::uint64_t intervals = 0, records = 0, dropped = 0, max_stream_records = 0;
   double mean_ns = 0; // the mean interval latency (all intervals)
   std::string trace_dir;
-  // CPU time of the traced processes; 0 unless every one of them reported it
-  double cpu_ns = 0;
   // the machine's capacity per interval: cores x span / intervals (0: unknown)
   double capacity_ns = 0;
 };
