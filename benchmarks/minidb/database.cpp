@@ -15,6 +15,10 @@ constexpr double kRowCpuUs = 2.0; // processing per row access
 constexpr int kRowsPerPage = 16;
 constexpr int kOrderScan = 200; // OrderStatus looks this far back
 constexpr int kStockLevelOrders = 20;
+// Hot mix: this many hot items, spread evenly over the item range, and the share (percent)
+// of NewOrder's lines that order one of them.
+constexpr int kHotItems = 8;
+constexpr int kHotLinePercent = 25;
 std::int64_t item_price(int item) { return 100 + item % 1000; } // cents
 } // namespace
 
@@ -134,7 +138,7 @@ void Database::generate(Rng &rng, Txn &txn) const {
   if (txn.type == TxnType::NewOrder) {
     int n = rng.uniform(5, 15);
     for (int i = 0; i < n; ++i)
-      txn.items.emplace_back(rng.skewed(0, scale_.items - 1), rng.uniform(1, 10));
+      txn.items.emplace_back(draw_item(rng), rng.uniform(1, 10));
     std::sort(txn.items.begin(), txn.items.end());
     txn.items.erase(std::unique(txn.items.begin(), txn.items.end(),
                                 [](auto &a, auto &b) { return a.first == b.first; }),
@@ -142,6 +146,20 @@ void Database::generate(Rng &rng, Txn &txn) const {
   }
   txn.amount = rng.uniform(100, 500000);
   txn.threshold = rng.uniform(10, 20);
+  // TPC-C's Payment finds its customer by last name 60 % of the time: a look at the
+  // customers sharing that name (2-5 rows here) before the one it pays.
+  txn.lookups = mix_ == Mix::Hot && rng.uniform(1, 100) <= 60 ? rng.uniform(2, 5) : 1;
+}
+
+int Database::draw_item(Rng &rng) const {
+  if (mix_ != Mix::Hot)
+    return rng.skewed(0, scale_.items - 1);
+  if (rng.uniform(1, 100) > kHotLinePercent)
+    return rng.uniform(0, scale_.items - 1);
+  // The hot items sit in the middle of the item order, so a NewOrder (which locks its
+  // stock rows in item order) reaches one after a varying number of other stock rows.
+  int k = rng.uniform(0, kHotItems - 1);
+  return (2 * k + 1) * scale_.items / (2 * kHotItems);
 }
 
 std::uint64_t Database::page_of(Table table, std::uint64_t key) const {
@@ -157,14 +175,25 @@ void Database::access(Txn &txn, Table table, std::uint64_t key, LockMode mode) {
   cpu_work_us(kRowCpuUs);
 }
 
+void Database::consistent_read(Table table, std::uint64_t key) {
+  pool_.fix(page_of(table, key));
+  cpu_work_us(kRowCpuUs);
+}
+
 void Database::commit(Txn &, const std::string &record) { wal_.commit(wal_.append(record)); }
 
 void Database::new_order(Txn &txn) {
   int di = txn.w * scale_.districts + txn.d;
   pool_.fix(page_of(kWarehouse, std::uint64_t(txn.w))); // w_tax: a read without a lock
-  access(txn, kDistrict, std::uint64_t(di), LockMode::Exclusive);
   int ci = di * scale_.customers + txn.c;
-  access(txn, kCustomer, std::uint64_t(ci), LockMode::Shared);
+  if (mix_ == Mix::Hot) { // the customer and the items' catalogue rows, read without locks
+    consistent_read(kCustomer, std::uint64_t(ci));
+    for (auto [item, qty] : txn.items)
+      consistent_read(kItem, std::uint64_t(item));
+  }
+  access(txn, kDistrict, std::uint64_t(di), LockMode::Exclusive);
+  if (mix_ != Mix::Hot)
+    access(txn, kCustomer, std::uint64_t(ci), LockMode::Shared);
   District &dist = districts_[std::size_t(di)];
   Order order;
   order.c = ci;
@@ -190,13 +219,27 @@ void Database::new_order(Txn &txn) {
 void Database::payment(Txn &txn) {
   int di = txn.w * scale_.districts + txn.d;
   int ci = di * scale_.customers + txn.c;
+  for (int k = 1; k < txn.lookups; ++k) // namesakes of the customer, read without locks
+    consistent_read(kCustomer,
+                    std::uint64_t(di * scale_.customers + (txn.c + 37 * k) % scale_.customers));
+  if (txn.lookups > 1)
+    consistent_read(kCustomer, std::uint64_t(ci));
   // Each row is read when it is accessed and written back at the end (as a real engine
   // updates rows it has read): without the locks, concurrent Payments lose updates.
-  access(txn, kWarehouse, std::uint64_t(txn.w), LockMode::Exclusive); // the hottest row
+  // Tpcc takes the hottest row (the warehouse) first, Hot takes it last, after the waits
+  // for the district and the customer (its lock order: district < customer < warehouse).
+  const bool hot = mix_ == Mix::Hot;
+  if (hot) {
+    access(txn, kDistrict, std::uint64_t(di), LockMode::Exclusive);
+    access(txn, kCustomer, std::uint64_t(ci), LockMode::Exclusive);
+  }
+  access(txn, kWarehouse, std::uint64_t(txn.w), LockMode::Exclusive);
   std::int64_t w_ytd = warehouse_ytd_[std::size_t(txn.w)];
-  access(txn, kDistrict, std::uint64_t(di), LockMode::Exclusive);
+  if (!hot)
+    access(txn, kDistrict, std::uint64_t(di), LockMode::Exclusive);
   std::int64_t d_ytd = districts_[std::size_t(di)].ytd;
-  access(txn, kCustomer, std::uint64_t(ci), LockMode::Exclusive);
+  if (!hot)
+    access(txn, kCustomer, std::uint64_t(ci), LockMode::Exclusive);
   warehouse_ytd_[std::size_t(txn.w)] = w_ytd + txn.amount;
   districts_[std::size_t(di)].ytd = d_ytd + txn.amount;
   customers_[std::size_t(ci)].balance -= txn.amount;

@@ -45,7 +45,10 @@ static const char kUsage[] =
     "  --lock-policy P    fcfs | vats (oldest transaction first) (default fcfs);\n"
     "                     none = no row locks (testing the consistency check; needs\n"
     "                     --mix payment)\n"
-    "  --mix M            tpcc (45/43/4/4/4) | payment (Payments only) (default tpcc)\n"
+    "  --mix M            tpcc (45/43/4/4/4, every row locked when read) |\n"
+    "                     hot (the same mix with lock-free reads and hot items: locks\n"
+    "                     taken mid-transaction, the lock-scheduling workload) |\n"
+    "                     payment (Payments only) (default tpcc)\n"
     "  --fsync on|off     fsync the log at commit (default on)\n"
     "  --seed S           workload seed (default 42)\n"
     "  --data-dir DIR     where the data file and log go (default: a temp dir, removed)\n"
@@ -102,8 +105,8 @@ static bool parse_options(int argc, char **argv, Options &o) {
       o.policy = p == "vats" ? LockPolicy::Vats : p == "none" ? LockPolicy::None : LockPolicy::Fcfs;
     } else if (a == "--mix") {
       std::string p = v;
-      ok = p == "tpcc" || p == "payment";
-      o.mix = p == "payment" ? Mix::PaymentOnly : Mix::Tpcc;
+      ok = p == "tpcc" || p == "hot" || p == "payment";
+      o.mix = p == "payment" ? Mix::PaymentOnly : p == "hot" ? Mix::Hot : Mix::Tpcc;
     } else if (a == "--fsync") {
       std::string p = v;
       ok = p == "on" || p == "off";
@@ -350,11 +353,12 @@ static int run(const Options &o) {
     const char *policy = o.policy == LockPolicy::Vats   ? "vats"
                          : o.policy == LockPolicy::None ? "none"
                                                         : "fcfs";
-    std::printf("minidb: txns=%d threads=%d warehouses=%d policy=%s fsync=%s seed=%llu "
+    const char *mix = o.mix == Mix::Hot ? "hot" : o.mix == Mix::PaymentOnly ? "payment" : "tpcc";
+    std::printf("minidb: txns=%d threads=%d warehouses=%d mix=%s policy=%s fsync=%s seed=%llu "
                 "secs=%.3f tps=%.1f p50_us=%.1f p99_us=%.1f max_us=%.1f mean_us=%.1f "
                 "var_us2=%.1f lockwait_mean_us=%.1f lockwait_share=%.3f log_flushes=%llu "
                 "page_misses=%llu consistent=%s\n",
-                o.txns, o.threads, o.warehouses, policy, o.fsync ? "on" : "off",
+                o.txns, o.threads, o.warehouses, mix, policy, o.fsync ? "on" : "off",
                 static_cast<unsigned long long>(o.seed), secs, double(o.txns) / secs, s.p50, s.p99,
                 s.max, s.mean, s.var, ws.mean, s.var > 0 ? cov_wait / s.var : 0.0,
                 static_cast<unsigned long long>(wal.flushes()),

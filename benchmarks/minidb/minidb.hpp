@@ -58,17 +58,23 @@ enum class LockMode { Shared, Exclusive };
 // None takes no row locks at all: a deliberately broken build for testing the consistency
 // check (only with the Payment-only mix; other types would race on shared vectors).
 enum class LockPolicy { Fcfs, Vats, None };
-enum class Mix { Tpcc, PaymentOnly };
+// Tpcc: every row a transaction touches is locked when it is read. Hot: the lock-scheduling
+// workload (docs/minidb.md): InnoDB-like consistent reads take no locks, so a transaction
+// locks only the rows it updates, after a varying amount of reading, and NewOrder's items
+// include a few hot ones spread over the item range; the waiters of a hot lock then differ
+// in age and in the locks they already hold. PaymentOnly: Payments of the Tpcc mix.
+enum class Mix { Tpcc, Hot, PaymentOnly };
 
-// Row identifiers: table code in the high bits, key below. Tables are ordered so that
-// acquiring locks in ascending row id order (warehouse < district < customer < stock)
-// never deadlocks.
+// Row identifiers: table code in the high bits, key below. The Tpcc mix acquires locks in
+// ascending row id order (warehouse < district < customer < stock); the Hot mix in the
+// order district < customer < warehouse, district < stock. One order each: no deadlocks.
 enum Table : std::uint64_t {
   kWarehouse = 1,
   kDistrict = 2,
   kCustomer = 3,
   kStock = 4,
-  kOrders = 5
+  kOrders = 5,
+  kItem = 6 // read-only catalogue (the Hot mix reads it without locks)
 };
 inline std::uint64_t row_id(Table t, std::uint64_t key) { return (std::uint64_t(t) << 48) | key; }
 
@@ -83,6 +89,7 @@ struct Txn {
   TxnType type = TxnType::NewOrder;
   int w = 0, d = 0, c = 0;
   std::int64_t amount = 0;                // Payment: cents
+  int lookups = 1;                        // Payment (Hot mix): customer rows read to find c
   std::vector<std::pair<int, int>> items; // NewOrder: (item, quantity)
   int threshold = 0;                      // StockLevel
   std::vector<LockRequest *> held;        // lock requests owned (granted or waiting)
@@ -104,7 +111,7 @@ struct LockRequest {
 // Row locks with one FIFO queue of requests per row. Granting is FCFS (queue order,
 // no overtaking) or VATS (the waiting request of the oldest transaction first,
 // Huang et al., "A Top-Down Approach to Achieving Performance Predictability in
-// Database Systems", SIGMOD'17). Callers take locks in ascending row order.
+// Database Systems", SIGMOD'17). Callers take locks in one global order (see Table).
 class LockManager {
 public:
   explicit LockManager(LockPolicy policy);
@@ -235,6 +242,9 @@ private:
   };
 
   void access(Txn &txn, Table table, std::uint64_t key, LockMode mode);
+  // A consistent read (the Hot mix): the row's page and its processing, no lock.
+  void consistent_read(Table table, std::uint64_t key);
+  int draw_item(Rng &rng) const;
   std::uint64_t page_of(Table table, std::uint64_t key) const;
   void new_order(Txn &txn);
   void payment(Txn &txn);

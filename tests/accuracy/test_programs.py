@@ -125,12 +125,17 @@ def test_makefile_builds_with_given_compiler_flags_and_writes_compdb(tmp_path):
 
 # ---- minidb ------------------------------------------------------------------------------
 
+@pytest.mark.parametrize("mix", ["tpcc", "hot"])
 @pytest.mark.parametrize("policy", ["fcfs", "vats"])
-def test_minidb_is_consistent_under_both_lock_policies(built, tmp_path, policy):
+def test_minidb_is_consistent_under_both_lock_policies(built, tmp_path, policy, mix):
+    # The hot mix at the reproduction's contention (24 threads, one warehouse): its lock
+    # order must keep it free of deadlocks (a hang fails by the timeout).
     s = programs.run_minidb(programs.minidb_cmake_binary(built),
-                            ["--txns", "1500", "--lock-policy", policy,
-                             "--data-dir", str(tmp_path / "db")])
-    assert s["consistent"] == "yes" and s["policy"] == policy
+                            ["--txns", "1500", "--lock-policy", policy, "--mix", mix,
+                             "--data-dir", str(tmp_path / "db")]
+                            + (["--threads", "24", "--warehouses", "1"] if mix == "hot" else []),
+                            timeout=120)
+    assert s["consistent"] == "yes" and s["policy"] == policy and s["mix"] == mix
     assert s["txns"] == 1500 and s["tps"] > 0
     assert 0 < s["p50_us"] <= s["p99_us"] <= s["max_us"]
     assert s["var_us2"] > 0 and s["log_flushes"] >= 1
@@ -153,17 +158,46 @@ def test_repro_lock_policy_script_writes_table_and_plot(built, tmp_path):
     script = programs.MINIDB_DIR / "repro_lock_policy.py"
     proc = subprocess.run([sys.executable, str(script), "--minidb",
                            str(programs.minidb_cmake_binary(built)), "--reps", "2", "--svg",
-                           "--out-dir", str(tmp_path), "--", "--txns", "200", "--fsync", "off"],
+                           "--no-profile", "--out-dir", str(tmp_path), "--", "--txns", "200",
+                           "--fsync", "off"],
                           capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
     table = (tmp_path / "lock_policy.md").read_text()
     rows = [l for l in table.splitlines() if l.startswith("| ")]
     assert [r.split("|")[1].strip() for r in rows[1:]] == ["fcfs", "vats", "vats / fcfs"]
+    # The reproduction's workload, with the flags after `--` last (they override it).
+    assert "`--mix hot --warehouses 1 --threads 24 --txns 4000 --txns 200 --fsync off`" in table
+    assert re.search(r"VATS against FCFS: Var\(L\) [-+]\d+ % \(t=[-+][\d.]+\), p99", table)
+    assert re.search(r"account for \(minidb.s own Cov\(lock wait, L\)\): [\d.,]+ ms² under FCFS",
+                     table)
     svg = (tmp_path / "lock_policy.svg").read_text()
     assert svg.startswith("<svg") and svg.count("<rect") == 7  # background + 3 x 2 bars
     bad = subprocess.run([sys.executable, str(script), "--minidb", str(tmp_path / "nope")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "no minidb binary" in bad.stderr
+
+
+def test_repro_lock_policy_states_what_vats_removed_of_the_lock_wait():
+    sys.path.insert(0, str(programs.MINIDB_DIR))
+    try:
+        import repro_lock_policy as repro
+    finally:
+        sys.path.pop(0)
+
+    def group(var_ms2, waits):
+        return {"latency": {"var_ns2": var_ms2 * 1e12},
+                "waits": [{"name": n, "contribution": c} for n, c in waits]}
+
+    fcfs = group(100.0, [(repro.LOCK_WAIT, 0.8), ("[wait:cond] in minidb::Wal::commit", 0.1)])
+    vats = group(50.0, [("[wait:cond] in minidb::Wal::commit", 0.3), (repro.LOCK_WAIT, 0.4)])
+    assert repro.lock_wait_variance(fcfs) == (1, 0.8, pytest.approx(80.0))
+    assert repro.lock_wait_variance(vats) == (2, 0.4, pytest.approx(20.0))
+    assert repro.lock_wait_variance(group(10.0, [])) == (None, 0.0, 0.0)
+    sentence = repro.lock_wait_sentence({"fcfs": repro.lock_wait_variance(fcfs),
+                                         "vats": repro.lock_wait_variance(vats)})
+    assert "is the top wait under FCFS: 80.0 % of Var(L), 80.0 ms²" in sentence
+    assert "under VATS 40.0 %, 20.0 ms²: VATS removed 75 %" in sentence
+    assert sentence.startswith("vprof: the row-lock wait")
 
 
 def test_minidb_workload_is_fixed_by_the_seed(built):
