@@ -8,7 +8,7 @@
 #                    lock granting FCFS against oldest-transaction-first (VATS), 7 runs
 #                    each, a table and a plot of latency variance and p99, and a vprof
 #                    loop per policy showing the lock wait's share of Var(L) before and
-#                    after (benchmarks/minidb/repro_lock_policy.py, about 10 minutes)
+#                    after (benchmarks/minidb/repro_lock_policy.py, about 2 minutes)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 case "${1:-}" in

@@ -30,8 +30,8 @@ POLICIES = ("fcfs", "vats")
 # The lock-scheduling workload (docs/minidb.md, "The hot mix"); later flags override these.
 WORKLOAD = ("--mix", "hot", "--warehouses", "1", "--threads", "24", "--txns", "4000")
 LOCK_WAIT = "[wait:cond] in minidb::LockManager::acquire"
-METRICS = (("mean_us", "mean latency (us)"), ("var_us2", "variance (us^2)"),
-           ("p99_us", "p99 latency (us)"))
+METRICS = (("p50_us", "median latency (us)"), ("mean_us", "mean latency (us)"),
+           ("var_us2", "variance (us^2)"), ("p99_us", "p99 latency (us)"))
 # Two-sided 95 % Student t quantiles by degrees of freedom (df > 30: normal).
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306,
        9: 2.262, 10: 2.228, 12: 2.179, 15: 2.131, 20: 2.086, 30: 2.042}
@@ -136,9 +136,10 @@ def verdict(results) -> str:
 
 def write_svg(results, path):
     w, h, pad = 300, 260, 50
-    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{w * 3}" height="{h}" '
+    width = w * len(METRICS)
+    parts = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{h}" '
              'font-family="sans-serif" font-size="12">',
-             f'<rect width="{w * 3}" height="{h}" fill="white"/>']
+             f'<rect width="{width}" height="{h}" fill="white"/>']
     colors = {"fcfs": "#4477aa", "vats": "#ee6677"}
     for i, (key, title) in enumerate(METRICS):
         x0 = i * w
@@ -171,7 +172,7 @@ def write_png(results, path):
     import matplotlib  # noqa: PLC0415 (optional dependency)
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt  # noqa: PLC0415
-    fig, axes = plt.subplots(1, 3, figsize=(10, 3.2))
+    fig, axes = plt.subplots(1, len(METRICS), figsize=(13, 3.2))
     for ax, (key, title) in zip(axes, METRICS):
         stats = [summarize([r[key] for r in results[p]]) for p in POLICIES]
         ax.bar(POLICIES, [s[0] for s in stats], yerr=[0 if math.isnan(s[2]) else s[2]

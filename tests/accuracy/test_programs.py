@@ -171,7 +171,7 @@ def test_repro_lock_policy_script_writes_table_and_plot(built, tmp_path):
     assert re.search(r"account for \(minidb.s own Cov\(lock wait, L\)\): [\d.,]+ ms² under FCFS",
                      table)
     svg = (tmp_path / "lock_policy.svg").read_text()
-    assert svg.startswith("<svg") and svg.count("<rect") == 7  # background + 3 x 2 bars
+    assert svg.startswith("<svg") and svg.count("<rect") == 9  # background + 4 x 2 bars
     bad = subprocess.run([sys.executable, str(script), "--minidb", str(tmp_path / "nope")],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "no minidb binary" in bad.stderr
