@@ -275,3 +275,12 @@ def test_write_project_gives_a_runnable_vprof_config(tmp_path):
                    check=True)
     truth = programs.Program.read_truth(tmp_path)
     assert truth["program"] == "callback" and truth["cause"] == "cb_on_message"
+
+
+def test_demo_script_names_its_two_demos():
+    demo = programs.MINIDB_DIR.parent.parent / "demo.sh"
+    usage = subprocess.run(["bash", str(demo), "--help"], capture_output=True, text=True)
+    assert usage.returncode == 0 and "./demo.sh vats" in usage.stdout
+    assert "set -euo" not in usage.stdout  # the comment block only
+    bad = subprocess.run(["bash", str(demo), "nope"], capture_output=True, text=True)
+    assert bad.returncode == 2 and "unknown demo 'nope'" in bad.stderr
