@@ -117,7 +117,7 @@ int run_run(Context &ctx) {
   for (const auto &e : fs::directory_iterator(dir, ec))
     if (e.path().extension() == ".vpt")
       ++streams;
-  for (const auto &note : take_unusable_trace_dir_notes(started))
+  for (const auto &note : take_unusable_trace_dir_notes(dir, started))
     ctx.progress("warning: " + note +
                  ": the trace is incomplete (make the directory writable "
                  "for that user, or set VPROF_TRACE_DIR)");

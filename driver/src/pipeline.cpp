@@ -122,7 +122,15 @@ void build_iteration(const Context &ctx, const Tools &tools, ws::Database &db,
       opts.log->string());
 }
 
-std::vector<std::string> take_unusable_trace_dir_notes(fs::file_time_type since) {
+namespace {
+bool is_at_or_below(const fs::path &p, const fs::path &dir) {
+  const fs::path rel = p.lexically_normal().lexically_relative(dir.lexically_normal());
+  return !rel.empty() && *rel.begin() != "..";
+}
+} // namespace
+
+std::vector<std::string> take_unusable_trace_dir_notes(const fs::path &trace_dir,
+                                                       fs::file_time_type since) {
   const char *tmp = std::getenv("TMPDIR");
   fs::path dir = tmp && *tmp ? tmp : "/tmp";
   std::vector<std::string> out;
@@ -136,13 +144,15 @@ std::vector<std::string> take_unusable_trace_dir_notes(fs::file_time_type since)
     std::ifstream in(e.path());
     long pid = 0, uid = 0;
     int err = 0;
-    std::string trace_dir;
-    if (in >> pid >> uid >> err && std::getline(in >> std::ws, trace_dir)) {
+    std::string note_dir;
+    if (in >> pid >> uid >> err && std::getline(in >> std::ws, note_dir)) {
+      if (!is_at_or_below(note_dir, trace_dir))
+        continue;
       std::string user = std::to_string(uid);
       if (const struct passwd *pw = ::getpwuid(static_cast<uid_t>(uid)))
         user += " (" + std::string(pw->pw_name) + ")";
       out.push_back("process " + std::to_string(pid) + " of user " + user +
-                    " could not write its trace to " + trace_dir + " (" + std::strerror(err) +
+                    " could not write its trace to " + note_dir + " (" + std::strerror(err) +
                     ") and ran untraced");
     }
     fs::remove(e.path(), ec);
@@ -164,7 +174,7 @@ fs::path run_iteration(const Context &ctx, int iteration) {
   // file times may be coarser than the clock)
   const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
   ProcessResult r = run_shell(ctx.cfg.workload, opts);
-  std::vector<std::string> untraced = take_unusable_trace_dir_notes(started);
+  std::vector<std::string> untraced = take_unusable_trace_dir_notes(dir, started);
   if (r.exit_code != 0)
     throw std::runtime_error("workload failed (" + r.describe() + "): " + ctx.cfg.workload +
                              "\nlast lines of " + opts.log->string() + ":\n" +

@@ -47,8 +47,11 @@ void build_iteration(const Context &ctx, const Tools &tools, ws::Database &db,
                      const instr::CompileDb *cdb, int iteration);
 
 // The notes ($TMPDIR/vprof-unusable-trace-dir.<pid>, written by the runtime) of processes
-// that could not write their trace directory since `since`, as sentences; removes them.
-std::vector<std::string> take_unusable_trace_dir_notes(std::filesystem::file_time_type since);
+// that could not write `trace_dir` (or a directory below it) since `since`, as sentences;
+// removes them. Notes about other directories are other runs' (a concurrent loop, a test)
+// and stay.
+std::vector<std::string> take_unusable_trace_dir_notes(const std::filesystem::path &trace_dir,
+                                                       std::filesystem::file_time_type since);
 
 // Runs cfg.workload with VPROF_TRACE_DIR set to a fresh iteration trace directory.
 // Returns that directory. Throws std::runtime_error when the workload fails or wrote no

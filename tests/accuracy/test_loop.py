@@ -267,8 +267,17 @@ def test_vprofiler_ranking_is_fooled_by_compensating_siblings(vprof_tools, tmp_p
     more than the interval — where the default net ranking (test above) names the cause.
     Both scores are in the stored factors either way."""
     program = next(p for p in PROGRAMS if p.name == "compensate")
-    res = run_loop(program, tmp_path / "vprofiler", vprof_tools,
-                   loop_args=["--ranking", "vprofiler"])
+    shares = []
+    for attempt in range(ATTEMPTS):
+        res = run_loop(program, tmp_path / f"vprofiler-{attempt}", vprof_tools,
+                       loop_args=["--ranking", "vprofiler"], seed=1 + attempt)
+        shares.append(round(res["truth"]["share"], 3))
+        if realised_the_plant(program, res["truth"]):
+            break
+    else:  # preempted spins swamped the planted variances (see realised_the_plant)
+        pytest.skip(f"compensate: the program did not realise its planted cause in {ATTEMPTS} "
+                    f"runs (realised shares {shares}, planted {program.analytic_share}): the "
+                    "machine is too loaded for this measurement")
     db, run = res["db"], res["run"]
     assert db.execute("SELECT ranking FROM analysis_runs WHERE id = ?", (run,)).fetchone() == (
         "vprofiler",)

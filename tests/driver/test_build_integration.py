@@ -98,9 +98,9 @@ def make_project(root: pathlib.Path, tmp: pathlib.Path, b_source: str = B_C,
     return p
 
 
-def vp(vprof, project, *args, check=True):
+def vp(vprof, project, *args, check=True, env=None):
     r = subprocess.run([str(vprof), "-C", str(project), *args], capture_output=True, text=True,
-                       timeout=300, env={**os.environ, "VPROF_INCLUDE": ""})
+                       timeout=300, env={**os.environ, "VPROF_INCLUDE": "", **(env or {})})
     if check:
         assert r.returncode == 0, r.stderr[-3000:]
     return r
@@ -202,6 +202,24 @@ def test_a_workload_that_cannot_write_its_trace_is_named(vprof, root, tmp_path):
     assert re.search(r"process \d+ of user \d+ \(\w+\) could not write its trace to "
                      r".*iter-0 \([^)]+\) and ran untraced", r.stderr), r.stderr
     assert "chmod 1777" in r.stderr and "VPROF_TRACE_DIR" in r.stderr
+
+
+def test_a_note_about_another_trace_directory_is_not_this_runs(vprof, root, tmp_path):
+    # Another program (a concurrent loop, a test) that could not write *its* trace directory
+    # leaves a note in the same $TMPDIR during this run: not this run's, and left in place.
+    include = root / "annotations" / "include"
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    p = make_project(root, tmp_path, build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    toml = (p / "vprof.toml").read_text().replace(
+        'workload = "./app"', 'workload = "VPROF_TRACE_DIR=/proc/vprof-elsewhere ./app; ./app"')
+    (p / "vprof.toml").write_text(toml)
+    vp(vprof, p, "init")
+    r = vp(vprof, p, "loop", "--iterations", "1", env={"TMPDIR": str(notes)})
+    assert "could not write its trace" not in r.stderr
+    left = [n.read_text().split(" ", 3)[3].strip()
+            for n in notes.glob("vprof-unusable-trace-dir.*")]
+    assert left and set(left) == {"/proc/vprof-elsewhere"}  # one per workload run
 
 
 def test_drops_name_the_setting_and_never_decide_the_stop(vprof, root, tmp_path):

@@ -61,9 +61,10 @@ def test_silent_by_default_and_verbose_on_request(tc, tmp_path):
 def test_unusable_directory_turns_tracing_off_silently(tc, tmp_path):
     exe = tc.compile("emit")
     bad = "/proc/vprof-cannot-exist/trace"
-    p = tc.run(exe, ["plain", 100], trace=bad)
+    notes = {"TMPDIR": str(tmp_path)}  # its notes here, not in a /tmp other runs read
+    p = tc.run(exe, ["plain", 100], trace=bad, env=notes)
     assert p.stderr == b"" and p.stdout.startswith(b"ok 100 ")
-    v = tc.run(exe, ["plain", 100], trace=bad, env={"VPROF_VERBOSE": "1"})
+    v = tc.run(exe, ["plain", 100], trace=bad, env={**notes, "VPROF_VERBOSE": "1"})
     assert b"unusable" in v.stderr and b"tracing off" in v.stderr
 
 
