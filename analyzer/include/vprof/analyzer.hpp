@@ -63,7 +63,7 @@ struct Node {
   int parent = -1; // -1 for the root
   Kind kind = Kind::Root;
   std::int64_t site = 0;     // Site: the site id of the trace
-  std::string wait;          // Wait: mutex|rwlock|cond|sem|custom|handoff|queue
+  std::string wait;          // Wait: mutex|rwlock|cond|sem|custom|handoff|queue|message
   std::string name;          // display name (from the site table when known)
   std::string path;          // stable key: "/s12/s40/wait:mutex/s7"
   std::int64_t function = 0; // workspace functions.id behind the node (0: unknown)
