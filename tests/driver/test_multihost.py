@@ -68,7 +68,7 @@ def project(build_dir, tmp_path):
     proj = tmp_path / "project"
     out = proj / "build"
     proj.mkdir()
-    subprocess.run(["make", "-s", "-C", str(MINIDB), f"OUT={out}", "compdb"], check=True,
+    subprocess.run(["make", "-s", "-C", str(MINIDB), f"OUT={out}", "compdb-net"], check=True,
                    timeout=120)
     (proj / "vprof.toml").write_text(
         'compile_commands = "build/compile_commands.json"\n'
