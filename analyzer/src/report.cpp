@@ -234,7 +234,7 @@ std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
     if (i == 0)
       out += "the reference clock";
     else
-      out += "clock offset " + human_ns(h.offset_ns) + ", skew bound " +
+      out += "clock offset " + fmt("%+.6fms", h.offset_ns / 1e6) + ", skew bound " +
              (h.skew_bound_ns < 0 ? std::string("unknown") : "+-" + human_ns(h.skew_bound_ns));
     out += " (" + std::to_string(h.clock_samples) + " clock samples, " +
            std::to_string(h.edges_out) + " edges out, " + std::to_string(h.edges_in) + " in" +
