@@ -19,7 +19,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MINIDB = ROOT / "benchmarks" / "minidb"
 REQUESTS = 400
-PLANT_US = 300
+PLANT_US = 500
 
 
 def _ip(*args, check=True):
@@ -92,7 +92,7 @@ def _run_pair(ns, out, traces, offset_ns, port):
     endpoint = f"{ns['server_addr']}:{port}"
     server = subprocess.Popen(
         ["ip", "netns", "exec", ns["server"], str(out / "minidb"), "--listen", endpoint,
-         "--clients", "4", "--plant-us", str(PLANT_US), "--warehouses", "2",
+         "--clients", "4", "--plant-us", str(PLANT_US), "--warehouses", "4",
          "--ready-file", str(ready), "--timeout-s", "100"],
         env=server_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
@@ -140,7 +140,8 @@ def test_two_namespaces_align_and_find_the_server_cause(namespaces, project, tmp
     assert server["violations"] == 0
     assert not any("CAUSALITY" in w for w in j["warnings"]), j["warnings"]
     top = j["groups"][0]["places"][0]
-    assert "planted_stall" in top["name"], [p["name"] for p in j["groups"][0]["places"][:5]]
+    assert "planted_stall" in top["name"], [(p["name"], p["score"], p["contribution"])
+                                            for p in j["groups"][0]["places"][:5]]
     # reached through the cross-host edge: the message waits of both hosts are on the path
     waits = [w["name"] for w in j["groups"][0]["waits"]]
     assert any("[wait:message]" in w and "connection_main" in w for w in waits), waits
