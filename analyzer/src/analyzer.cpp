@@ -211,9 +211,60 @@ std::string drop_warning(const trace::Trace &tr, const EngineOutput &eo) {
   return w;
 }
 
+// res.hosts and res.trace_dir from a trace of several directories, with a loud warning for
+// every host whose clock could not be placed well.
+void host_clocks(const trace::Trace &tr, AnalysisResult &res) {
+  if (tr.hosts().size() < 2)
+    return;
+  res.trace_dir.clear();
+  for (const auto &h : tr.hosts()) {
+    HostClock c;
+    c.dir = h.dir.string();
+    c.clock_samples = h.clock_samples;
+    c.offset_ns = h.offset_ns;
+    c.skew_bound_ns = h.skew_bound_ns;
+    c.edges_out = h.edges_out;
+    c.edges_in = h.edges_in;
+    c.violations = h.violations;
+    c.worst_violation_ns = h.worst_violation_ns;
+    res.trace_dir += (res.trace_dir.empty() ? "" : ", ") + c.dir;
+    if (h.violations)
+      res.warnings.push_back(
+          "CAUSALITY: " + std::to_string(h.violations) + " message edges into " + c.dir +
+          " are received before they were sent on the merged time line (by up to " +
+          std::to_string(static_cast<long long>(h.worst_violation_ns)) +
+          " ns): its clock drifts or messages were paired wrongly; cross-host waits are "
+          "unreliable");
+    else if (&h != &tr.hosts().front() && h.skew_bound_ns < 0)
+      res.warnings.push_back(
+          c.dir + ": no message edges both to and from the other hosts: its clock offset is "
+                  "not bounded (its wall clock is trusted where causality allows)");
+    res.hosts.push_back(std::move(c));
+  }
+  const auto &m = tr.messages();
+  if (m.ambiguous)
+    res.warnings.push_back(std::to_string(m.ambiguous) +
+                           " message receives have a key sent from several other hosts: not "
+                           "used to align the clocks");
+}
+
 AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   AnalysisResult res;
   res.trace_dir = tr.dir().string();
+  host_clocks(tr, res);
+  res.message_edges = eo.message_edges;
+  res.cross_host_edges = eo.cross_host_edges;
+  res.messages_unmatched = eo.messages_unmatched;
+  res.messages_unreceived = eo.messages_unreceived;
+  if (eo.messages_unmatched)
+    res.warnings.push_back(std::to_string(eo.messages_unmatched) +
+                           " message receives (VPROF_MSG_RECV) had no unreceived send of their "
+                           "key before them: no edge (a sender not traced, or not analysed "
+                           "with these directories?)");
+  if (eo.messages_unreceived)
+    res.warnings.push_back(std::to_string(eo.messages_unreceived) +
+                           " message sends (VPROF_MSG_SEND) were never received in the "
+                           "traces analysed");
   res.records = eo.records;
   res.streams = tr.streams().size();
   res.processes = tr.processes().size();
@@ -1011,6 +1062,12 @@ void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::si
 AnalysisResult analyze(const std::filesystem::path &trace_dir, ws::Database *db,
                        const AnalyzeOptions &opt) {
   auto t = trace::Trace::open(trace_dir);
+  return analyze_trace(t, db, opt);
+}
+
+AnalysisResult analyze(const std::vector<std::filesystem::path> &trace_dirs, ws::Database *db,
+                       const AnalyzeOptions &opt) {
+  auto t = trace::Trace::open(trace_dirs);
   return analyze_trace(t, db, opt);
 }
 

@@ -16,8 +16,8 @@
 namespace vprof::analyzer::detail {
 
 const char *wait_kind_name(unsigned k) {
-  static const char *names[] = {"mutex",  "rwlock",  "cond",  "sem",
-                                "custom", "handoff", "queue", "wakeup"};
+  static const char *names[] = {"mutex",   "rwlock", "cond",   "sem",    "custom",
+                                "handoff", "queue",  "wakeup", "message"};
   return k < kWaitKinds ? names[k] : "?";
 }
 
@@ -115,9 +115,11 @@ struct Thread {
   const trace::Stream *stream = nullptr;
   const vprof_record *recs = nullptr;
   std::size_t n = 0, pos = 0, next_sync = 0, released = 0;
-  std::int64_t off = 0; // stream base - run base
+  std::int64_t off = 0; // run ticks of the stream's base
+  double scale = 1.0;   // run ticks per stream tick (another host's clock: not exactly 1)
+  bool scaled = false;
   std::uint64_t base = 0;
-  std::uint32_t pid = 0;
+  std::uint32_t pid = 0, host = 0;
   bool depth_ok = true; // VPROF_FEATURE_FRAME_DEPTH: probe args carry frame depths
   // VPROF_FEATURE_STICKY_LABEL: the last LABEL holds for the stream's later begins
   bool sticky_labels = false;
@@ -152,8 +154,10 @@ struct Thread {
 
   std::uint32_t cur() const { return stack.empty() ? 0 : stack.back().node; }
   std::int64_t time_of(std::size_t i) const {
-    return off +
-           static_cast<std::int64_t>((vprof_record_ticks(&recs[i]) - base) & VPROF_TICKS_MASK);
+    auto rel = static_cast<std::int64_t>((vprof_record_ticks(&recs[i]) - base) & VPROF_TICKS_MASK);
+    if (__builtin_expect(scaled, 0))
+      return off + std::llround(static_cast<double>(rel) * scale);
+    return off + rel;
   }
 };
 
@@ -208,7 +212,15 @@ struct OpenInterval {
   std::int64_t detach_t = 0;
 };
 
-enum Category : std::uint64_t { kCatLock = 1, kCatRw, kCatCond, kCatSem, kCatCustom, kCatHandoff };
+enum Category : std::uint64_t {
+  kCatLock = 1,
+  kCatRw,
+  kCatCond,
+  kCatSem,
+  kCatCustom,
+  kCatHandoff,
+  kCatMessage
+};
 
 class Engine {
 public:
@@ -517,8 +529,10 @@ private:
     std::uint64_t dev, ino, off;
     if (th.proc && !th.proc->shared.empty() && th.proc->shared_key(addr, dev, ino, off))
       return {(cat << 56) | (1ull << 55) | (dev & ((1ull << 55) - 1)), ino, off};
-    return {(cat << 56) | th.pid, 0, addr};
+    return {(cat << 56) | th.pid, th.host, addr};
   }
+  // A message key is a value of the program's protocol: the same in every process and host.
+  static ObjKey message_key(std::uint64_t key) { return {kCatMessage << 56, 0, key}; }
 
   void sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_t t);
   void end_interval(std::int32_t ti, std::uint64_t id, std::int64_t t);
@@ -908,6 +922,43 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     }
     break;
   }
+  case VPROF_REC_MSG_SEND: {
+    if (th.waiting)
+      end_wait(th, t, -1, 0);
+    boundary(th, t);
+    auto &q = sends_[message_key(arg)];
+    if (q.size() >= (1u << 20))
+      q.pop_front();
+    q.push_back({ti, t});
+    break;
+  }
+  case VPROF_REC_MSG_RECV: {
+    if (th.waiting)
+      end_wait(th, t, -1, 0);
+    boundary(th, t);
+    // the oldest send of the key by another thread: a request's receiver never takes the
+    // sender's own reply-to-be, nor a client its own request when the server is not traced
+    auto f = sends_.find(message_key(arg));
+    auto q = f == sends_.end() ? std::deque<Send>::iterator() : f->second.begin();
+    while (f != sends_.end() && q != f->second.end() && q->th == ti)
+      ++q;
+    if (f == sends_.end() || q == f->second.end()) {
+      ++out_.messages_unmatched;
+      break;
+    }
+    Send s = *q;
+    f->second.erase(q);
+    if (f->second.empty())
+      sends_.erase(f);
+    hop(th, t, s.th, s.t, kAnyInterval, kMessage);
+    ++out_.wake_edges;
+    ++out_.message_edges;
+    if (threads_[s.th].host != th.host)
+      ++out_.cross_host_edges;
+    th.received = true;
+    th.received_send_t = s.t;
+    break;
+  }
   case VPROF_REC_INTERVAL_BEGIN: {
     th.interval_marks = true;
     if (th.waiting)
@@ -1045,11 +1096,14 @@ EngineOutput Engine::run() {
     th.recs = recs.data();
     th.n = recs.size();
     th.base = streams[i].info().base_ticks;
-    th.off = static_cast<std::int64_t>(th.base - tr_.run_base_ticks());
+    th.off = streams[i].run_offset();
+    th.scale = streams[i].run_scale();
+    th.scaled = streams[i].run_scaled();
     th.pid = streams[i].info().pid;
+    th.host = streams[i].host();
     th.depth_ok = (streams[i].info().features & VPROF_FEATURE_FRAME_DEPTH) != 0;
     th.sticky_labels = (streams[i].info().features & VPROF_FEATURE_STICKY_LABEL) != 0;
-    th.proc = tr_.process(th.pid);
+    th.proc = &tr_.process_of(i);
     th.next_sync = next_sync(th, 0);
     out_.records += th.n;
     out_.max_stream_records =
@@ -1076,6 +1130,9 @@ EngineOutput Engine::run() {
     }
   }
   out_.intervals_unfinished += open_.size();
+  for (const auto &[key, q] : sends_)
+    if (key.a == kCatMessage << 56)
+      out_.messages_unreceived += q.size();
   out_.nodes = std::move(nodes_);
   for (const auto &th : threads_)
     out_.stream_interval_marks.push_back(th.interval_marks ? 1 : 0);

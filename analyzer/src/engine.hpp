@@ -31,6 +31,8 @@ enum WaitKind : std::uint8_t {
   // below a wait node that had a waker: the waiter's delay from the waker's release to its
   // running again (the scheduler's run queue, the primitive's wake-up path)
   kWakeup,
+  // a message from another thread, process or host (VPROF_MSG_SEND -> VPROF_MSG_RECV)
+  kMessage,
   kWaitKinds
 };
 const char *wait_kind_name(unsigned k);
@@ -87,6 +89,10 @@ struct EngineOutput {
   std::uint64_t unmatched_exits = 0;
   std::uint64_t clock_regressions = 0; // a record earlier than its predecessor
   std::uint64_t wake_edges = 0;
+  std::uint64_t message_edges = 0;       // MSG_SEND -> MSG_RECV edges (cross_host: of them,
+  std::uint64_t cross_host_edges = 0;    // between hosts)
+  std::uint64_t messages_unmatched = 0;  // receives with no earlier unreceived send
+  std::uint64_t messages_unreceived = 0; // sends nobody received
   std::uint64_t peak_segments = 0;
   double ticks_per_second = 1e9;
   std::vector<std::string> warnings;

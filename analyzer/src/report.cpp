@@ -223,6 +223,24 @@ std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
          std::to_string(res.processes) + " processes, " + std::to_string(res.intervals) +
          " intervals, " + std::to_string(res.wake_edges) + " wake-up edges, " +
          std::to_string(res.dropped) + " dropped\n";
+  if (res.message_edges || !res.hosts.empty())
+    out += std::to_string(res.message_edges) + " message edges (" +
+           std::to_string(res.cross_host_edges) + " between hosts), " +
+           std::to_string(res.messages_unmatched) + " receives unmatched, " +
+           std::to_string(res.messages_unreceived) + " sends unreceived\n";
+  for (std::size_t i = 0; i < res.hosts.size(); ++i) {
+    const HostClock &h = res.hosts[i];
+    out += "host " + std::to_string(i) + ": " + h.dir + ": ";
+    if (i == 0)
+      out += "the reference clock";
+    else
+      out += "clock offset " + fmt("%+.6fms", h.offset_ns / 1e6) + ", skew bound " +
+             (h.skew_bound_ns < 0 ? std::string("unknown") : "+-" + human_ns(h.skew_bound_ns));
+    out += " (" + std::to_string(h.clock_samples) + " clock samples, " +
+           std::to_string(h.edges_out) + " edges out, " + std::to_string(h.edges_in) + " in" +
+           (h.violations ? ", " + std::to_string(h.violations) + " CAUSALITY VIOLATIONS" : "") +
+           ")\n";
+  }
   out += "H = " + std::to_string(res.H) +
          (res.heights_from_db ? " (call-graph heights)" : " (no call graph: node depths)") +
          (res.ranking == Ranking::Net ? "; ranked by net variance (VProfiler's score beside)"
@@ -286,6 +304,24 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
   j["intervals"] = res.intervals;
   j["intervals_unfinished"] = res.intervals_unfinished;
   j["wake_edges"] = res.wake_edges;
+  if (res.message_edges || !res.hosts.empty())
+    j["messages"] = {{"edges", res.message_edges},
+                     {"cross_host_edges", res.cross_host_edges},
+                     {"unmatched_receives", res.messages_unmatched},
+                     {"unreceived_sends", res.messages_unreceived}};
+  if (!res.hosts.empty()) {
+    json hosts = json::array();
+    for (const auto &h : res.hosts)
+      hosts.push_back({{"dir", h.dir},
+                       {"clock_samples", h.clock_samples},
+                       {"offset_ns", h.offset_ns},
+                       {"skew_bound_ns", h.skew_bound_ns},
+                       {"edges_out", h.edges_out},
+                       {"edges_in", h.edges_in},
+                       {"violations", h.violations},
+                       {"worst_violation_ns", h.worst_violation_ns}});
+    j["hosts"] = hosts;
+  }
   j["abandoned_frames"] = res.abandoned_frames;
   j["H"] = res.H;
   j["heights_from_db"] = res.heights_from_db;

@@ -50,6 +50,8 @@ DbFacts read_db(ws::Database *db, const std::vector<NodeDef> &nodes);
 // The result's trace-wide counts, taken from the engine's output (its site counts are
 // moved), with a warning for everything that makes the analysis partial.
 AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo);
+// The hosts of a trace of several directories (res.hosts) and their clock warnings.
+void host_clocks(const trace::Trace &tr, AnalysisResult &res);
 // The warning for dropped records, by the kind of thread that lost them.
 std::string drop_warning(const trace::Trace &tr, const EngineOutput &eo);
 

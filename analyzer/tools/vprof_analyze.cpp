@@ -8,19 +8,22 @@
 
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace {
 
 int usage() {
   std::fprintf(
       stderr,
-      "usage: vprof-analyze <trace-dir> [--db FILE] [--store ITERATION] [--json]\n"
+      "usage: vprof-analyze <trace-dir>... [--db FILE] [--store ITERATION] [--json]\n"
       "                     [--seed N] [--bootstrap N] [--top N] [--ranking net|vprofiler]\n"
       "       vprof-analyze --expand ITERATION --db FILE [-k K] [--max-iterations N]\n"
-      "Analyses a trace directory (report on stdout; --store saves it as a run of the\n"
+      "Analyses a trace directory, or several (one per host, merged on one time line;\n"
+      "docs/multihost.md) (report on stdout; --store saves it as a run of the\n"
       "given plan iteration), or writes the next plan from a stored run (--expand).\n"
       "Exit status: 0 ok (expand: also when it stops), 1 error, 2 usage, 4 internal error\n"
       "(a bug in vprof: please report it with the trace).\n");
@@ -36,7 +39,8 @@ bool to_int(const char *s, long long &v) {
 } // namespace
 
 int main(int argc, char **argv) {
-  std::string trace_dir, db_path;
+  std::vector<std::filesystem::path> trace_dirs;
+  std::string db_path;
   std::optional<long long> store_iter, expand_iter;
   bool json = false;
   long long k = 5, max_iter = 8, top = 20;
@@ -71,8 +75,8 @@ int main(int argc, char **argv) {
       top = v;
     else if (a == "-h" || a == "--help")
       return usage(), 0;
-    else if (a[0] != '-' && trace_dir.empty())
-      trace_dir = a;
+    else if (a[0] != '-')
+      trace_dirs.emplace_back(a);
     else
       return usage();
   }
@@ -92,9 +96,9 @@ int main(int argc, char **argv) {
         std::printf("plan %d += function %lld\n", r.next_iteration, static_cast<long long>(f));
       return 0;
     }
-    if (trace_dir.empty() || (store_iter && !db))
+    if (trace_dirs.empty() || (store_iter && !db))
       return usage();
-    auto res = vprof::analyzer::analyze(trace_dir, db.get(), opt);
+    auto res = vprof::analyzer::analyze(trace_dirs, db.get(), opt);
     if (store_iter)
       vprof::analyzer::store(*db, res, static_cast<int>(*store_iter));
     vprof::analyzer::RenderOptions ro;

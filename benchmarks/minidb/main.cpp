@@ -2,6 +2,7 @@
 // (one vprof interval per transaction), a closed-loop in-process client with a fixed,
 // seeded workload, latency statistics and the end-of-run consistency check.
 #include "minidb.hpp"
+#include "net.hpp"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -376,6 +377,8 @@ static int run(const Options &o) {
 } // namespace minidb
 
 int main(int argc, char **argv) {
+  if (argc > 1 && std::strcmp(argv[1], "--listen") == 0) // the TCP front end, net.cpp
+    return minidb::serve_tcp(argc, argv);
   minidb::Options o;
   if (!minidb::parse_options(argc, argv, o))
     return 2;

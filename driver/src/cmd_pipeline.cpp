@@ -146,20 +146,22 @@ std::string summary_text(const Context &ctx, const analyzer::AnalysisResult &res
   return out.str();
 }
 
-// Analyzes `trace_dir` as a run of `iteration`, stores it and writes the reports.
+// Analyzes `trace_dirs` (one, or one per host merged on one time line) as a run of
+// `iteration`, stores it and writes the reports.
 analyzer::AnalysisResult analyze_and_store(const Context &ctx, ws::Database &db,
-                                           const fs::path &trace_dir, int iteration) {
+                                           const std::vector<fs::path> &trace_dirs, int iteration) {
   analyzer::AnalysisResult res;
   try {
-    res = analyzer::analyze(trace_dir, &db, analyze_options(ctx.cfg));
+    res = analyzer::analyze(trace_dirs, &db, analyze_options(ctx.cfg));
   } catch (const trace::TraceError &e) {
     throw InputError(e.what());
   }
+  const std::string trace_dir = res.trace_dir;
   for (const auto &w : res.warnings)
     ctx.progress("warning: " + w);
   if (res.groups.empty() || res.intervals < static_cast<std::uint64_t>(ctx.cfg.min_intervals))
     throw std::runtime_error(
-        trace_dir.string() + ": " + std::to_string(res.intervals) +
+        trace_dir + ": " + std::to_string(res.intervals) +
         " finished intervals, fewer than min_intervals = " + std::to_string(ctx.cfg.min_intervals) +
         ": does the workload run annotated code (VPROF_INTERVAL_BEGIN/END)?");
   analyzer::store(db, res, iteration);
@@ -414,20 +416,22 @@ int run_export(Context &ctx) {
 
 // ---- vprof analyze --------------------------------------------------------------
 
-std::string g_analyze_dir;
+std::vector<std::string> g_analyze_dirs;
 int g_analyze_iteration = -1;
 bool g_analyze_json = false;
 
 void setup_analyze(CLI::App &sub, Context &ctx) {
   add_analyze_flags(sub, ctx);
-  sub.add_option("trace_dir", g_analyze_dir,
-                 "trace directory (default: the newest iteration's, .vprof/traces/iter-N)");
+  sub.add_option("trace_dir", g_analyze_dirs,
+                 "trace directory (default: the newest iteration's, .vprof/traces/iter-N); "
+                 "several: one per host or run, merged on one time line (docs/multihost.md)");
   sub.add_option("--iteration", g_analyze_iteration,
                  "the plan iteration the trace belongs to (default: the newest)");
   sub.add_flag("--json", g_analyze_json, "print the report as JSON");
-  sub.footer("Builds every interval's critical path across threads and processes, the variance\n"
-             "trees and the ranked factors; stores them in the workspace and prints the report.\n"
-             "Works without a workspace too (sites are then named by number).");
+  sub.footer("Builds every interval's critical path across threads, processes and hosts, the\n"
+             "variance trees and the ranked factors; stores them in the workspace and prints the\n"
+             "report. Works without a workspace too (sites are then named by number). Several\n"
+             "trace directories are aligned by their clock samples and message edges.");
 }
 
 int run_analyze(Context &ctx) {
@@ -437,17 +441,24 @@ int run_analyze(Context &ctx) {
   int it = g_analyze_iteration;
   if (it < 0 && db)
     it = std::max(0, current_iteration(*db));
-  fs::path dir = !g_analyze_dir.empty() ? fs::absolute(g_analyze_dir)
-                                        : iteration_trace_dir(ctx.cfg, std::max(it, 0));
-  if (!fs::is_directory(dir))
-    throw InputError(dir.string() + ": no such trace directory");
-  ctx.progress("analyzing " + dir.string());
+  std::vector<fs::path> dirs;
+  for (const auto &d : g_analyze_dirs)
+    dirs.push_back(fs::absolute(d));
+  if (dirs.empty())
+    dirs.push_back(iteration_trace_dir(ctx.cfg, std::max(it, 0)));
+  std::string names;
+  for (const auto &dir : dirs) {
+    if (!fs::is_directory(dir))
+      throw InputError(dir.string() + ": no such trace directory");
+    names += (names.empty() ? "" : ", ") + dir.string();
+  }
+  ctx.progress("analyzing " + names);
   analyzer::AnalysisResult res;
   if (db) {
-    res = analyze_and_store(ctx, *db, dir, std::max(it, 0));
+    res = analyze_and_store(ctx, *db, dirs, std::max(it, 0));
   } else {
     try {
-      res = analyzer::analyze(dir, nullptr, analyze_options(ctx.cfg));
+      res = analyzer::analyze(dirs, nullptr, analyze_options(ctx.cfg));
     } catch (const trace::TraceError &e) {
       throw InputError(e.what());
     }
@@ -676,7 +687,7 @@ int run_loop(Context &ctx) {
       ctx.progress("iteration " + std::to_string(it) + ": running the workload");
       fs::path dir = run_iteration(ctx, it);
       check_trace_plan(ctx, *db, it, dir);
-      last = analyze_and_store(ctx, *db, dir, it);
+      last = analyze_and_store(ctx, *db, {dir}, it);
       remove_old_traces(ctx, it);
       have_last = true;
       last_it = it;

@@ -46,6 +46,19 @@ static int parse_u64(const char *s, uint64_t *out) {
   return 0;
 }
 
+static int parse_i64(const char *s, int64_t *out) {
+  char *end;
+  long long v;
+  if (!((*s >= '0' && *s <= '9') || ((*s == '-' || *s == '+') && s[1] >= '0' && s[1] <= '9')))
+    return -1; /* strtoll would accept leading blanks */
+  errno = 0;
+  v = strtoll(s, &end, 10);
+  if (errno || *end)
+    return -1;
+  *out = (int64_t)v;
+  return 0;
+}
+
 int vprof_options_parse(vprof_options *o, vprof_getenv_fn get, char *err, size_t errn) {
   int bad = 0;
   const char *s;
@@ -71,6 +84,7 @@ size_t vprof_options_describe(const vprof_options *o, char *buf, size_t n) {
 #define VPROF_FMT_bool(v) "%d", (v)
 #define VPROF_FMT_level(v) "%d", (v)
 #define VPROF_FMT_u64(v) "%llu", (unsigned long long)(v)
+#define VPROF_FMT_i64(v) "%lld", (long long)(v)
 #define VPROF_OPTION(type, name, def, help)                                                        \
   k = snprintf(len < n ? buf + len : NULL, len < n ? n - len : 0, "VPROF_" #name "=");             \
   len += (size_t)k;                                                                                \

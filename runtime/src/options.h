@@ -14,6 +14,7 @@ extern "C" {
 #define VPROF_OPTTYPE_bool int
 #define VPROF_OPTTYPE_level int /* 0, 1 or 2 (or a boolean word: off = 0, on = 1) */
 #define VPROF_OPTTYPE_u64 uint64_t
+#define VPROF_OPTTYPE_i64 int64_t
 
 typedef struct vprof_options {
 #define VPROF_OPTION(type, name, def, help) VPROF_OPTTYPE_##type name;

@@ -76,6 +76,8 @@ static struct {
   uint64_t hz;
   uint64_t base_ticks, base_mono, base_real;
   uint64_t calib_ns;
+  uint64_t sample_period;     /* ticks between CLOCK records (0: none) */
+  uint64_t last_sample_ticks; /* clock value of the process's last CLOCK record */
   pid_t pid;
   uint32_t next_seq;
   uint64_t next_interval;
@@ -155,6 +157,28 @@ static void clock_pair(uint64_t *ticks, uint64_t *mono) {
   }
 }
 
+/* CLOCK_REALTIME in ns as this process reports it: shifted by VPROF_CLOCK_OFFSET_NS (a
+ * testing aid that makes a host's wall clock look off). */
+static uint64_t realtime_ns(void) {
+  return mono_ns(CLOCK_REALTIME) + (uint64_t)g.opt.CLOCK_OFFSET_NS;
+}
+
+/* A clock sample: the clock and CLOCK_REALTIME as one pair, read the way clock_pair
+ * reads the monotonic pair (the tightest of a few tries, realtime = the midpoint), so
+ * that the analyzer can map this host's clock to wall time within a microsecond. */
+static void clock_sample(uint64_t *ticks, uint64_t *real) {
+  uint64_t best = UINT64_MAX;
+  int i;
+  for (i = 0; i < 16 && best > 2000; i++) {
+    uint64_t a = realtime_ns(), t = vprof_clock_(), b = realtime_ns();
+    if (b - a < best) {
+      best = b - a;
+      *ticks = t;
+      *real = a + (b - a) / 2;
+    }
+  }
+}
+
 /* Takes the process's clock base and, for the TSC, measures its frequency against
  * CLOCK_MONOTONIC over opt.CALIBRATE_US (busy wait between two tight pairs). */
 static void clock_start(void) {
@@ -162,7 +186,7 @@ static void clock_start(void) {
   uint64_t m0, m1, t0, t1, span;
   g.clock_kind = VPROF_CLOCK_TSC;
   clock_pair(&t0, &m0);
-  g.base_real = mono_ns(CLOCK_REALTIME);
+  g.base_real = realtime_ns();
   g.base_ticks = t0;
   g.base_mono = m0;
   span = g.opt.CALIBRATE_US * 1000ull;
@@ -180,16 +204,18 @@ static void clock_start(void) {
   g.hz = f;
   g.base_mono = mono_ns(CLOCK_MONOTONIC);
   g.base_ticks = vprof_clock_();
-  g.base_real = mono_ns(CLOCK_REALTIME);
+  g.base_real = realtime_ns();
   g.calib_ns = 0;
 #else
   g.clock_kind = VPROF_CLOCK_MONOTONIC;
   g.hz = 1000000000ull;
   g.base_ticks = vprof_clock_();
   g.base_mono = g.base_ticks;
-  g.base_real = mono_ns(CLOCK_REALTIME);
+  g.base_real = realtime_ns();
   g.calib_ns = 0;
 #endif
+  g.sample_period = (uint64_t)((double)g.opt.CLOCK_SAMPLE_MS * (double)g.hz / 1e3);
+  g.last_sample_ticks = g.base_ticks;
 }
 
 /* The frequency over the whole run so far, if the run is long enough to beat the
@@ -536,10 +562,33 @@ static void stream_flush(rt_thread *t) {
   window_reset(t);
 }
 
+/* Stores an end clock sample into a stream header: the realtime first, so that a reader
+ * that sees end_ticks sees its pair. */
+static void header_end_sample(vprof_stream_header *h, uint64_t ticks, uint64_t real) {
+  __atomic_store_n(&h->end_realtime_ns, real, __ATOMIC_RELAXED);
+  __atomic_store_n(&h->end_ticks, ticks, __ATOMIC_RELEASE);
+}
+
+/* A CLOCK record after a flush, at most once per sample period in the process (the
+ * first thread whose flush finds the period over writes it). */
+static void maybe_clock_record(void) {
+  uint64_t last = __atomic_load_n(&g.last_sample_ticks, __ATOMIC_RELAXED), ticks = 0, real = 0;
+  if (!g.sample_period || vprof_clock_() - last < g.sample_period)
+    return;
+  if (!__atomic_compare_exchange_n(&g.last_sample_ticks, &last, vprof_clock_(), 0, __ATOMIC_RELAXED,
+                                   __ATOMIC_RELAXED))
+    return;
+  clock_sample(&ticks, &real);
+  vprof_rt_emit_at_(VPROF_REC_CLOCK, real, ticks);
+}
+
 /* Marks the stream closed and releases its window; the header page stays mapped. The
  * window's records stay in the file (they are the stream's last records). */
 static void stream_close(rt_thread *t, unsigned char next_state) {
   if (t->state == TS_OPEN || t->state == TS_DROPPING) {
+    uint64_t ticks = 0, real = 0;
+    clock_sample(&ticks, &real);
+    header_end_sample(t->hdr, ticks, real);
     __atomic_fetch_or(&t->hdr->flags, VPROF_STREAM_CLOSED, __ATOMIC_RELEASE);
     if (t->win)
       munmap(t->win, t->win_records * VPROF_RECORD_SIZE);
@@ -551,7 +600,7 @@ static void stream_close(rt_thread *t, unsigned char next_state) {
 
 void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks) {
   rt_thread *t = &t_rt;
-  int saved;
+  int saved, flushed = 0;
   if (t->busy)
     return;
   if (t->state == TS_DROPPING || t->state == TS_CLOSED) {
@@ -567,12 +616,15 @@ void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks) {
       stream_open(t);
   } else if (t->state == TS_OPEN) {
     stream_flush(t);
+    flushed = 1;
   }
   t->busy = 0;
   errno = saved;
-  if (t->state == TS_OPEN && vprof_window_.cur != vprof_window_.end)
+  if (t->state == TS_OPEN && vprof_window_.cur != vprof_window_.end) {
     vprof_rt_emit_at_(kind, arg, ticks);
-  else if (t->state == TS_DROPPING)
+    if (flushed) /* after the pending record: its time is earlier */
+      maybe_clock_record();
+  } else if (t->state == TS_DROPPING)
     __atomic_fetch_add(&t->hdr->dropped, 1, __ATOMIC_RELAXED);
 }
 
@@ -618,7 +670,8 @@ static void fork_child(void) {
   g.next_seq = 0;
   g.fork_child_pending = 1;
   clock_pair(&g.base_ticks, &g.base_mono);
-  g.base_real = mono_ns(CLOCK_REALTIME);
+  g.base_real = realtime_ns();
+  g.last_sample_ticks = g.base_ticks;
 #if !defined(__x86_64__) && !defined(__aarch64__)
   g.base_mono = g.base_ticks;
 #endif
@@ -630,17 +683,19 @@ static void fork_child(void) {
 
 __attribute__((destructor)) static void process_exit(void) {
   uint32_t i, n;
-  uint64_t hz, dropped = 0;
+  uint64_t hz, dropped = 0, end_ticks = 0, end_real = 0;
   int saved = errno;
   if (g.state != VPROF_RT_ON)
     return;
   hz = clock_refined_hz();
+  clock_sample(&end_ticks, &end_real);
   n = g.next_seq < VPROF_MAX_STREAMS ? g.next_seq : VPROF_MAX_STREAMS;
   for (i = 0; i < n; i++) {
     vprof_stream_header *h = __atomic_load_n(&g_streams[i], __ATOMIC_ACQUIRE);
     if (!h)
       continue;
     h->ticks_per_second = hz;
+    header_end_sample(h, end_ticks, end_real);
     __atomic_fetch_or(&h->flags, VPROF_STREAM_CLOSED, __ATOMIC_RELEASE);
     dropped += __atomic_load_n(&h->dropped, __ATOMIC_RELAXED);
   }
@@ -797,6 +852,8 @@ void vprof_handoff_send(const void *obj) {
 void vprof_handoff_recv(const void *obj) {
   vprof_emit_(VPROF_REC_HANDOFF_RECV, (uint64_t)(uintptr_t)obj);
 }
+void vprof_msg_send(uint64_t key) { vprof_emit_(VPROF_REC_MSG_SEND, key); }
+void vprof_msg_recv(uint64_t key) { vprof_emit_(VPROF_REC_MSG_RECV, key); }
 void vprof_wait_begin(const void *obj) {
   vprof_emit_(VPROF_REC_WAIT_BEGIN, (uint64_t)(uintptr_t)obj);
 }

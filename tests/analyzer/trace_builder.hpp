@@ -57,6 +57,14 @@ public:
   void maps(const std::string &text) { maps_ = text; }
   // Header feature bits (default: frame depths present, as libvprof_rt writes them).
   void features(std::uint64_t f) { features_ = f; }
+  // The clock samples of every stream header: CLOCK_REALTIME at the base, and an end pair
+  // (ticks relative to the base; none while end_realtime_ns is 0).
+  void realtime(std::uint64_t base_realtime_ns, std::uint64_t end_ticks = 0,
+                std::uint64_t end_realtime_ns = 0) {
+    base_real_ = base_realtime_ns;
+    end_ticks_ = end_ticks;
+    end_real_ = end_realtime_ns;
+  }
 
   // Writes <pid>.<seq>.vpt for every thread as libvprof_rt leaves it (a header page, a
   // window of `window_records` slots at offset 4096 holding the newest records, all
@@ -78,6 +86,11 @@ public:
       h.clock_kind = clock_;
       h.ticks_per_second = hz_;
       h.base_ticks = base_;
+      h.base_realtime_ns = base_real_;
+      if (end_real_) {
+        h.end_ticks = base_ + end_ticks_;
+        h.end_realtime_ns = end_real_;
+      }
       h.pid = pid_;
       h.tid = t.tid;
       h.stream_seq = seq;
@@ -128,6 +141,7 @@ private:
   std::map<std::uint32_t, std::string> labels_;
   std::string maps_;
   std::uint64_t features_ = VPROF_FEATURE_SYNC_INTERPOSE | VPROF_FEATURE_FRAME_DEPTH;
+  std::uint64_t base_real_ = 0, end_ticks_ = 0, end_real_ = 0;
 };
 
 } // namespace vprof::testing

@@ -57,6 +57,21 @@ TEST(Options, ValuesAreRead) {
   EXPECT_EQ(o.WINDOW_KB, 64u);
 }
 
+TEST(Options, ClockOffsetIsASignedNumber) {
+  EXPECT_EQ(parse({}).CLOCK_OFFSET_NS, 0);
+  EXPECT_EQ(parse({}).CLOCK_SAMPLE_MS, 1000u);
+  EXPECT_EQ(parse({{"VPROF_CLOCK_OFFSET_NS", "-5000000"}}).CLOCK_OFFSET_NS, -5000000);
+  EXPECT_EQ(parse({{"VPROF_CLOCK_OFFSET_NS", "+5000000"}}).CLOCK_OFFSET_NS, 5000000);
+  for (const char *badv : {" 5", "5ms", "-", "", "99999999999999999999"}) {
+    int bad = 0;
+    std::string err;
+    vprof_options o = parse({{"VPROF_CLOCK_OFFSET_NS", badv}}, &err, &bad);
+    EXPECT_EQ(bad, 1) << badv;
+    EXPECT_EQ(o.CLOCK_OFFSET_NS, 0) << badv;
+    EXPECT_NE(err.find("VPROF_CLOCK_OFFSET_NS"), std::string::npos) << err;
+  }
+}
+
 TEST(Options, MalformedValueKeepsDefaultAndNamesTheVariable) {
   for (const char *v : {"-1", "12x", " 3", "", "lots", "99999999999999999999999"}) {
     std::string err;

@@ -174,8 +174,10 @@ def test_stress_64_threads_every_record_accounted_for(tc, tmp_path, limit_mb):
     shm = pathlib.Path("/dev/shm")
     trace = (shm if shm.is_dir() else tmp_path) / f"vprof-stress-{os.getpid()}-{limit_mb}"
     try:
+        # no CLOCK records (clock samples, at most one a second): only the probes' own
         p = tc.run(exe, [threads, n], trace=trace,
-                   env={"VPROF_MAX_THREAD_MB": str(limit_mb)}, timeout=600)
+                   env={"VPROF_MAX_THREAD_MB": str(limit_mb), "VPROF_CLOCK_SAMPLE_MS": "0"},
+                   timeout=600)
         assert p.stderr == b"" and p.stdout == b"done\n"  # drops are silent too
         streams = vpt.read_dir(trace)
         assert len(streams) == threads

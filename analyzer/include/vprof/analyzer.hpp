@@ -63,7 +63,7 @@ struct Node {
   int parent = -1; // -1 for the root
   Kind kind = Kind::Root;
   std::int64_t site = 0;     // Site: the site id of the trace
-  std::string wait;          // Wait: mutex|rwlock|cond|sem|custom|handoff|queue
+  std::string wait;          // Wait: mutex|rwlock|cond|sem|custom|handoff|queue|message
   std::string name;          // display name (from the site table when known)
   std::string path;          // stable key: "/s12/s40/wait:mutex/s7"
   std::int64_t function = 0; // workspace functions.id behind the node (0: unknown)
@@ -176,8 +176,26 @@ struct GroupResult {
   double noise_floor = 0;
 };
 
+// One host of an analysis of several trace directories (docs/multihost.md): how its
+// clock was placed on the first host's time line.
+struct HostClock {
+  std::string dir;
+  std::uint64_t clock_samples = 0; // (clock, CLOCK_REALTIME) pairs its streams carry
+  // its CLOCK_REALTIME ran ahead of the first host's by offset_ns (estimated from the
+  // message edges); the truth lies within +- skew_bound_ns (< 0: unknown, no edges both ways)
+  double offset_ns = 0, skew_bound_ns = 0;
+  std::uint64_t edges_out = 0, edges_in = 0; // message edges to / from other hosts
+  std::uint64_t violations = 0;              // edges into it received before they were sent
+  double worst_violation_ns = 0;
+};
+
 struct AnalysisResult {
-  std::string trace_dir;
+  std::string trace_dir; // several directories: joined by ", "
+  // several trace directories analysed together: one per directory, the first the reference
+  std::vector<HostClock> hosts;
+  std::uint64_t message_edges = 0, cross_host_edges = 0; // VPROF_MSG_SEND -> VPROF_MSG_RECV
+  std::uint64_t messages_unmatched = 0;  // receives with no unreceived send of their key
+  std::uint64_t messages_unreceived = 0; // sends nobody received (in the traces analysed)
   std::uint64_t records = 0, streams = 0, processes = 0, dropped = 0;
   std::uint64_t max_stream_records = 0; // the longest stream, dropped records included
   // CPU time (user + system) of the processes that reported it at exit (<pid>.cpu)
@@ -206,6 +224,10 @@ struct AnalysisResult {
 // Cost: one streaming pass over the records; memory grows with intervals x nodes and
 // the sync events of the intervals open at one time, not with the record count.
 AnalysisResult analyze(const std::filesystem::path &trace_dir, ws::Database *db,
+                       const AnalyzeOptions &opt = {});
+// Several trace directories, one per host or run, merged on one time line
+// (trace::Trace::open of several directories); one directory is analyze(dir).
+AnalysisResult analyze(const std::vector<std::filesystem::path> &trace_dirs, ws::Database *db,
                        const AnalyzeOptions &opt = {});
 AnalysisResult analyze_trace(const trace::Trace &trace, ws::Database *db,
                              const AnalyzeOptions &opt = {});

@@ -30,6 +30,13 @@ void print_arg(std::FILE *out, const ProcessInfo *proc, unsigned kind, std::uint
     }
     break;
   }
+  case VPROF_REC_CLOCK:
+    std::fprintf(out, "realtime_ns=%" PRIu64, arg);
+    break;
+  case VPROF_REC_MSG_SEND:
+  case VPROF_REC_MSG_RECV:
+    std::fprintf(out, "key=0x%" PRIx64, arg);
+    break;
   default: {
     std::fprintf(out, "obj=0x%" PRIx64, arg);
     std::uint64_t dev, ino, off;

@@ -79,6 +79,12 @@ const char *kind_name(unsigned kind) {
     return "WAIT_END";
   case VPROF_REC_WAKE:
     return "WAKE";
+  case VPROF_REC_CLOCK:
+    return "CLOCK";
+  case VPROF_REC_MSG_SEND:
+    return "MSG_SEND";
+  case VPROF_REC_MSG_RECV:
+    return "MSG_RECV";
   default:
     return nullptr;
   }
@@ -202,6 +208,8 @@ Stream::Stream(const std::filesystem::path &file) {
   info_.base_ticks = h.base_ticks;
   info_.base_monotonic_ns = h.base_monotonic_ns;
   info_.base_realtime_ns = h.base_realtime_ns;
+  info_.end_ticks = h.end_ticks;
+  info_.end_realtime_ns = h.end_ticks ? h.end_realtime_ns : 0;
   info_.features = h.features;
   info_.dropped = h.dropped;
   info_.window_records = h.window_records;
@@ -323,7 +331,8 @@ Stream::~Stream() {
 }
 
 Stream::Stream(Stream &&o) noexcept
-    : info_(std::move(o.info_)), map_(o.map_), map_size_(o.map_size_), records_(o.records_),
+    : run_offset_(o.run_offset_), run_scale_(o.run_scale_), host_(o.host_),
+      info_(std::move(o.info_)), map_(o.map_), map_size_(o.map_size_), records_(o.records_),
       count_(o.count_), data_offset_(o.data_offset_), window_offset_(o.window_offset_),
       copied_(o.copied_) {
   o.map_ = nullptr;
@@ -489,6 +498,7 @@ Trace Trace::open(const std::filesystem::path &dir, const OpenOptions &opt) {
     }
     p->dropped += si.dropped;
     p->streams.push_back(i);
+    t.stream_process_.push_back(static_cast<std::size_t>(p - t.processes_.data()));
   }
   for (auto &p : t.processes_) {
     auto labels = dir / (std::to_string(p.pid) + ".labels");
@@ -511,6 +521,13 @@ Trace Trace::open(const std::filesystem::path &dir, const OpenOptions &opt) {
   }
   t.run_base_ = first->base_ticks;
   t.hz_ = static_cast<double>(first->ticks_per_second);
+  for (auto &s : t.streams_)
+    s.run_offset_ = static_cast<std::int64_t>(s.info().base_ticks - t.run_base_);
+  HostInfo host;
+  host.dir = dir;
+  host.base_ticks = t.run_base_;
+  host.ticks_per_second = t.hz_;
+  t.hosts_.push_back(std::move(host));
   return t;
 }
 

@@ -13,6 +13,16 @@
 //       serve(rq);
 //     });
 //   }
+//
+// Across hosts (docs/multihost.md), the server's side of a request that carries the
+// client's interval id `rq.interval` and a message key `rq.id` (the same value will do):
+//
+//   void Server::on_request(const Request& rq) {
+//     vprof::remote_attachment work(rq.interval, rq.id);  // received; works for it
+//     Reply rp = serve(rq);
+//     work.reply();                                       // detached; the reply leaves
+//     send_reply(rp);
+//   }
 #ifndef VPROF_VPROF_HPP
 #define VPROF_VPROF_HPP
 
@@ -69,6 +79,35 @@ private:
   std::uint64_t id_;
 };
 
+// The receiving end of a message that carries an interval: marks the receive of `key` and
+// attaches to `interval` in the constructor; reply() detaches and marks the send of the
+// reply under the same key (call it right before the reply leaves); the destructor
+// detaches if reply() was not called.
+class remote_attachment {
+public:
+  remote_attachment(std::uint64_t interval, std::uint64_t key) : id_(interval), key_(key) {
+    vprof_msg_recv(key_);
+    vprof_interval_attach(id_);
+  }
+  ~remote_attachment() {
+    if (attached_)
+      vprof_interval_detach(id_);
+  }
+  remote_attachment(const remote_attachment &) = delete;
+  remote_attachment &operator=(const remote_attachment &) = delete;
+
+  void reply() {
+    if (attached_)
+      vprof_interval_detach(id_);
+    attached_ = false;
+    vprof_msg_send(key_);
+  }
+
+private:
+  std::uint64_t id_, key_;
+  bool attached_ = true;
+};
+
 // Marks the blocking part of a custom primitive: wait begins in the constructor and
 // ends in the destructor.
 class custom_wait {
@@ -100,6 +139,14 @@ public:
   explicit attachment(std::uint64_t) {}
   attachment(const attachment &) = delete;
   attachment &operator=(const attachment &) = delete;
+};
+
+class remote_attachment {
+public:
+  remote_attachment(std::uint64_t, std::uint64_t) {}
+  remote_attachment(const remote_attachment &) = delete;
+  remote_attachment &operator=(const remote_attachment &) = delete;
+  void reply() {}
 };
 
 class custom_wait {

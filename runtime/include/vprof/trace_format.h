@@ -91,7 +91,14 @@ enum vprof_clock_kind {
  *                              window_records); updated after each flush
  *   144    8 window_base       record index of the window's first slot; equal to
  *                              committed_records while the window holds the newest records
- *   152  104 reserved          zero
+ *   152    8 end_ticks         clock value of the end clock sample (0: none yet): written
+ *                              when the thread or the process ends, after end_realtime_ns
+ *   160    8 end_realtime_ns   CLOCK_REALTIME at end_ticks
+ *   168   88 reserved          zero
+ *
+ * Clock samples: (base_ticks, base_realtime_ns), (end_ticks, end_realtime_ns) and the
+ * CLOCK records of the streams pair the stream clock with CLOCK_REALTIME, so that the
+ * analyzer can put the traces of several hosts on one time line (docs/multihost.md).
  */
 typedef struct vprof_stream_header {
   char magic[VPROF_TRACE_MAGIC_SIZE];
@@ -117,7 +124,9 @@ typedef struct vprof_stream_header {
   uint64_t data_offset;
   uint64_t committed_records;
   uint64_t window_base;
-  uint8_t reserved[104];
+  uint64_t end_ticks;
+  uint64_t end_realtime_ns;
+  uint8_t reserved[88];
 } vprof_stream_header;
 
 /*
@@ -151,6 +160,10 @@ enum vprof_record_kind {
   /* probes inserted by the instrumenter */
   VPROF_REC_ENTER = 1, /* arg: site | depth << 32 */
   VPROF_REC_EXIT = 2,  /* arg: site | depth << 32 */
+
+  /* a clock sample: arg = CLOCK_REALTIME in ns at this record's clock value (written at
+     most once a VPROF_CLOCK_SAMPLE_MS, when a full window is flushed) */
+  VPROF_REC_CLOCK = 8,
 
   /* intervals (annotations) */
   VPROF_REC_INTERVAL_BEGIN = 16, /* arg: interval id; this thread is attached */
@@ -198,7 +211,12 @@ enum vprof_record_kind {
   VPROF_REC_HANDOFF_RECV = 65, /* arg: obj */
   VPROF_REC_WAIT_BEGIN = 66,   /* arg: obj; thread blocks on a custom primitive */
   VPROF_REC_WAIT_END = 67,     /* arg: obj */
-  VPROF_REC_WAKE = 68          /* arg: obj; releases waiters of obj */
+  VPROF_REC_WAKE = 68,         /* arg: obj; releases waiters of obj */
+
+  /* messages (annotations): hand-offs keyed by a value the program carries in its
+   * protocol (a request id), so that they pair across processes and hosts */
+  VPROF_REC_MSG_SEND = 72, /* arg: message key; written before the message leaves */
+  VPROF_REC_MSG_RECV = 73  /* arg: message key; written after it arrived */
 };
 
 static __inline__ uint64_t vprof_record_head(unsigned kind, uint64_t ticks) {

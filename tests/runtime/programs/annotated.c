@@ -15,6 +15,8 @@ uint64_t annotated(uint64_t given) {
   VPROF_WAIT_BEGIN(&queue);
   VPROF_WAIT_END(&queue);
   VPROF_WAKE(&queue);
+  VPROF_MSG_SEND(given);
+  VPROF_MSG_RECV(given);
   VPROF_DETACH(iv);
   VPROF_INTERVAL_END(iv);
   VPROF_INTERVAL_END(given);

@@ -10,5 +10,7 @@ std::uint64_t annotated_cpp(std::uint64_t work) {
   vprof::attachment a(work);
   vprof::custom_wait w(&queue);
   VPROF_HANDOFF_SEND(&queue);
+  vprof::remote_attachment r(work, work + 1);
+  r.reply();
   return iv.id() + work;
 }

@@ -5,6 +5,7 @@
 
 #include <vprof/trace_format.h>
 
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -48,6 +49,7 @@ struct StreamInfo {
   std::uint64_t base_ticks = 0;
   std::uint64_t base_monotonic_ns = 0;
   std::uint64_t base_realtime_ns = 0;
+  std::uint64_t end_ticks = 0, end_realtime_ns = 0; // the end clock sample (0: none)
   std::uint64_t features = 0;
   std::uint64_t dropped = 0;
   std::uint64_t window_records = 0;    // slots of the writer's window
@@ -85,8 +87,20 @@ public:
   std::uint64_t relative_ticks(const vprof_record &r) const {
     return (vprof_record_ticks(&r) - info_.base_ticks) & VPROF_TICKS_MASK;
   }
+  // Where the stream sits on its trace's time line (set by Trace::open): the run ticks of
+  // its base, and run ticks per stream tick (exactly 1 for the first trace directory's
+  // streams; another host's clock is mapped through its wall-clock fit and offset).
+  std::int64_t run_offset() const { return run_offset_; }
+  double run_scale() const { return run_scale_; }
+  bool run_scaled() const { return run_scale_ != 1.0; }
+  // The host (index into Trace::hosts()) this stream was recorded on.
+  std::uint32_t host() const { return host_; }
 
 private:
+  friend class Trace;
+  std::int64_t run_offset_ = 0;
+  double run_scale_ = 1.0;
+  std::uint32_t host_ = 0;
   StreamInfo info_;
   void *map_ = nullptr;
   std::size_t map_size_ = 0;
@@ -108,6 +122,7 @@ struct SharedMapping {
 // Everything known about one process of the run.
 struct ProcessInfo {
   std::uint32_t pid = 0, ppid = 0;
+  std::uint32_t host = 0; // index into Trace::hosts()
   std::uint32_t clock_kind = 0;
   std::uint64_t ticks_per_second = 0;
   std::uint64_t base_ticks = 0;
@@ -123,6 +138,34 @@ struct ProcessInfo {
                   std::uint64_t &offset) const;
 };
 
+// One host of a trace: the streams of one trace directory, which share one clock
+// (docs/multihost.md). Several directories analysed together are several hosts, placed on
+// the first one's time line through their clock samples and the message edges between them.
+struct HostInfo {
+  std::filesystem::path dir;
+  std::uint64_t base_ticks = 0;  // the earliest base_ticks of its processes
+  double ticks_per_second = 0;   // that process's clock frequency
+  std::size_t clock_samples = 0; // (clock, CLOCK_REALTIME) pairs found
+  double real0_ns = 0;           // the wall-clock fit: CLOCK_REALTIME at base_ticks ...
+  double real_ns_per_tick = 0;   // ... and its slope
+  // The correction the message edges gave: this host's CLOCK_REALTIME is ahead of the first
+  // host's by offset_ns (0 for the first host). The true offset lies within
+  // offset_ns +- skew_bound_ns when both directions had edges; skew_bound_ns < 0: unknown
+  // (edges in one direction only, or none).
+  double offset_ns = 0, skew_bound_ns = 0;
+  std::uint64_t edges_out = 0, edges_in = 0; // message edges to / from other hosts
+  std::uint64_t violations = 0;              // edges whose receive lies before their send
+  double worst_violation_ns = 0;             // by how much, at most
+};
+
+// The message edges between hosts that aligned the clocks (Trace::open of several
+// directories), and those that could not be paired.
+struct MessageStats {
+  std::uint64_t cross_host_edges = 0;
+  std::uint64_t unpaired = 0;  // sends or receives of a key with no partner on another host
+  std::uint64_t ambiguous = 0; // receives of a key sent from several other hosts
+};
+
 struct OpenOptions {
   // Skip streams that fail validation (reported in Trace::skipped()) instead of throwing.
   bool skip_bad_streams = false;
@@ -134,8 +177,19 @@ public:
   // Opens and validates every stream (throws TraceError; an empty or missing directory
   // is an error too). Streams are ordered by (pid, stream_seq).
   static Trace open(const std::filesystem::path &dir, const OpenOptions &opt = {});
+  // Opens several trace directories, one per host (or run), as one trace: every
+  // directory's streams on the first one's time line (docs/multihost.md). Each directory
+  // must be a trace (TraceError naming it otherwise). One directory: the same as open(dir).
+  // Cost: for several, one more pass over each stream's records (clock samples, messages).
+  static Trace open(const std::vector<std::filesystem::path> &dirs, const OpenOptions &opt = {});
 
   const std::filesystem::path &dir() const { return dir_; }
+  const std::vector<HostInfo> &hosts() const { return hosts_; }
+  const MessageStats &messages() const { return messages_; }
+  // The process of stream i (pids may repeat across hosts).
+  const ProcessInfo &process_of(std::size_t stream) const {
+    return processes_[stream_process_[stream]];
+  }
   const std::vector<Stream> &streams() const { return streams_; }
   const std::vector<ProcessInfo> &processes() const { return processes_; }
   const ProcessInfo *process(std::uint32_t pid) const;
@@ -148,12 +202,21 @@ public:
   double ticks_per_second() const { return hz_; }
   // Ticks of record r of stream s since the run's start (never negative).
   std::uint64_t run_ticks(const Stream &s, const vprof_record &r) const {
-    return (s.info().base_ticks - run_base_) + s.relative_ticks(r);
+    if (!s.run_scaled())
+      return static_cast<std::uint64_t>(s.run_offset()) + s.relative_ticks(r);
+    return static_cast<std::uint64_t>(
+        s.run_offset() + std::llround(static_cast<double>(s.relative_ticks(r)) * s.run_scale()));
   }
   double ticks_to_ns(double ticks) const { return ticks * 1e9 / hz_; }
 
 private:
+  // Places the hosts' streams on one time line (hosts.cpp).
+  void align_hosts();
+
   std::filesystem::path dir_;
+  std::vector<HostInfo> hosts_;
+  MessageStats messages_;
+  std::vector<std::size_t> stream_process_;
   std::vector<Stream> streams_;
   std::vector<ProcessInfo> processes_;
   std::vector<std::string> skipped_;
