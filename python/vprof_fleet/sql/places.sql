@@ -1,0 +1,67 @@
+-- The places table per interval type (docs/fleet.md; docs/statistics.md, "Places"): a place's
+-- time in an interval is the sum of the body times B of its nodes (all its calling contexts,
+-- the waker's contexts below waits included), X_p(s) = sum B_n(s); its share is
+-- Var(X_p) / Var(L) and its contribution Cov(X_p, L) / Var(L) (over all places, untracked
+-- time and the root's body, the contributions sum to 1). Moments as in nodes.sql: centred by
+-- the group's means, intervals without the place adding X = 0 through the (n - k) terms.
+-- Standard SQL over the tables intervals and node_times.
+WITH grouped AS (
+  SELECT '' AS grp, host, run, interval_id, latency_ns FROM intervals
+  UNION ALL
+  SELECT label AS grp, host, run, interval_id, latency_ns FROM intervals WHERE label <> ''
+),
+grp_stats AS (
+  SELECT grp, CAST(COUNT(*) AS DOUBLE) AS n, SUM(latency_ns) / CAST(COUNT(*) AS DOUBLE) AS mean_l
+  FROM grouped
+  GROUP BY grp
+  HAVING grp = '' OR COUNT(*) >= 2
+),
+centred AS (
+  SELECT x.grp, x.host, x.run, x.interval_id, x.latency_ns - g.mean_l AS dl
+  FROM grouped x
+  JOIN grp_stats g ON x.grp = g.grp
+),
+grp_var AS (
+  SELECT c.grp, g.n, SUM(c.dl * c.dl) / g.n AS var_l, SUM(c.dl) AS sum_dl
+  FROM centred c
+  JOIN grp_stats g ON c.grp = g.grp
+  GROUP BY c.grp, g.n
+),
+place_rows AS (
+  SELECT c.grp, c.host, c.run, c.interval_id, c.dl, t.place, SUM(t.b_ns) AS x
+  FROM centred c
+  JOIN node_times t ON t.host = c.host AND t.run = c.run AND t.interval_id = c.interval_id
+  WHERE t.place IS NOT NULL
+  GROUP BY c.grp, c.host, c.run, c.interval_id, c.dl, t.place
+),
+place_facts AS (
+  SELECT c.grp, t.place, MIN(t.place_name) AS name, COUNT(DISTINCT t.node) AS contexts
+  FROM centred c
+  JOIN node_times t ON t.host = c.host AND t.run = c.run AND t.interval_id = c.interval_id
+  WHERE t.place IS NOT NULL
+  GROUP BY c.grp, t.place
+),
+place_means AS (
+  SELECT r.grp, r.place, CAST(COUNT(*) AS DOUBLE) AS k, SUM(r.x) / v.n AS mean_x,
+         SUM(r.dl) AS rows_dl
+  FROM place_rows r
+  JOIN grp_var v ON r.grp = v.grp
+  GROUP BY r.grp, r.place, v.n
+),
+place_moments AS (
+  SELECT m.grp, m.place, v.var_l, m.mean_x,
+         (SUM((r.x - m.mean_x) * (r.x - m.mean_x)) + (v.n - m.k) * m.mean_x * m.mean_x)
+           / v.n AS var_x,
+         (SUM((r.x - m.mean_x) * r.dl) - m.mean_x * (v.sum_dl - m.rows_dl)) / v.n AS cov_xl
+  FROM place_rows r
+  JOIN place_means m ON r.grp = m.grp AND r.place = m.place
+  JOIN grp_var v ON v.grp = m.grp
+  GROUP BY m.grp, m.place, m.k, m.mean_x, m.rows_dl, v.n, v.var_l, v.sum_dl
+)
+SELECT p.grp AS label, p.place, f.name, f.contexts,
+       p.mean_x AS mean_ns, p.var_x AS var_ns2, p.cov_xl AS cov_l_ns2,
+       CASE WHEN p.var_l > 0 THEN p.var_x / p.var_l ELSE 0 END AS share,
+       CASE WHEN p.var_l > 0 THEN p.cov_xl / p.var_l ELSE 0 END AS contribution
+FROM place_moments p
+JOIN place_facts f ON f.grp = p.grp AND f.place = p.place
+ORDER BY label, contribution DESC, place
