@@ -82,21 +82,14 @@ private:
 
 } // namespace
 
-RowsSummary export_rows(const std::filesystem::path &trace_dir, ws::Database *db,
-                        const std::filesystem::path &out) {
-  using namespace detail;
-  auto tr = trace::Trace::open(trace_dir);
-  EngineOutput eo = run_engine(tr, engine_options(db));
-  // the nodes and places exactly as analyze_trace names them
-  AnalysisResult res = load_result(tr, eo);
-  const DbFacts facts = read_db(db, eo.nodes);
-  name_nodes(eo, facts, res);
-  const PlaceTable pt = assign_places(res, facts);
+namespace detail {
+
+RowsSummary write_rows(const EngineOutput &eo, const AnalysisResult &res, const PlaceTable &pt,
+                       const std::filesystem::path &out) {
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec)
     throw AnalysisError(out.string() + ": cannot create: " + ec.message());
-
   RowsSummary sum;
   const std::size_t N = res.nodes.size();
   {
@@ -164,6 +157,20 @@ RowsSummary export_rows(const std::filesystem::path &trace_dir, ws::Database *db
   sum.intervals = iv_file.close();
   sum.rows = nt_file.close();
   return sum;
+}
+
+} // namespace detail
+
+RowsSummary export_rows(const std::filesystem::path &trace_dir, ws::Database *db,
+                        const std::filesystem::path &out) {
+  using namespace detail;
+  auto tr = trace::Trace::open(trace_dir);
+  EngineOutput eo = run_engine(tr, engine_options(db));
+  // the nodes and places exactly as analyze_trace names them
+  AnalysisResult res = load_result(tr, eo);
+  const DbFacts facts = read_db(db, eo.nodes);
+  name_nodes(eo, facts, res);
+  return write_rows(eo, res, assign_places(res, facts), out);
 }
 
 } // namespace vprof::analyzer
