@@ -2,7 +2,7 @@
 python/vprof_fleet (latency, nodes, places) over the Parquet folders given, run with the
 project venv's python. Prints JSON: seconds per query and in all, peak RSS, Var(L) per group.
 
-    duck_bench.py [--threads T] DIR...
+    duck_bench.py [--threads T] [--memory-limit 8GB] DIR...
 """
 import argparse
 import json
@@ -16,10 +16,14 @@ from vprof_fleet.sql import QUERIES
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--threads", type=int)
+    ap.add_argument("--memory-limit", help="DuckDB's memory_limit (beyond it, it spills to disk)")
+    ap.add_argument("--temp-directory", help="where DuckDB spills")
     ap.add_argument("paths", nargs="+")
     args = ap.parse_args()
     t0 = time.monotonic()
-    con = connect(args.paths, threads=args.threads)
+    con = connect(args.paths, threads=args.threads, memory_limit=args.memory_limit)
+    if args.temp_directory:
+        con.execute("SET temp_directory = ?", [args.temp_directory])
     seconds, rows, out = {}, {}, {}
     for q in QUERIES:
         t = time.monotonic()

@@ -5,6 +5,7 @@
 # once by vprof's analyzer over the same numbers in memory; wall time and peak RSS of each,
 # and Var(L) of both sides checked equal within 1e-9 relative. RESULTS.md, "Fleet analysis".
 # Usage: benchmarks/fleet/run.sh [N=100] [M=10000] [build-dir=build] [scratch=/tmp/vprof-fleet-bench]
+# Environment: DUCKDB_MEMORY (DuckDB's memory_limit, default 8GB).
 # Needs the project venv (bash cmake/install-venv.sh) and the target vprof_fleet_bench.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
@@ -30,8 +31,10 @@ measure() { # label, command...: the command's JSON line, then wall s and max RS
   /usr/bin/time -f "$label wall %e s, max RSS %M kB" -o "$scratch/time.txt" "$@" >"$scratch/$label.json"
   cat "$scratch/$label.json" "$scratch/time.txt"
 }
-measure duckdb-1thread "$py" "$here/duck_bench.py" --threads 1 "$scratch/pq"
-measure duckdb-2threads "$py" "$here/duck_bench.py" --threads 2 "$scratch/pq"
+# DuckDB may use up to $DUCKDB_MEMORY (default 8GB) and spills to the scratch folder beyond
+duck=("$py" "$here/duck_bench.py" --memory-limit "${DUCKDB_MEMORY:-8GB}" --temp-directory "$scratch/spill")
+measure duckdb-1thread "${duck[@]}" --threads 1 "$scratch/pq"
+measure duckdb-2threads "${duck[@]}" --threads 2 "$scratch/pq"
 measure analyzer "$bench" analyze "$N" "$M"
 measure analyzer-full "$bench" analyze "$N" "$M" --full
 "$py" - "$scratch/duckdb-2threads.json" "$scratch/analyzer.json" <<'PY'

@@ -27,19 +27,24 @@ grp_var AS (
   JOIN grp_stats g ON c.grp = g.grp
   GROUP BY c.grp, g.n
 ),
+place_x AS (
+  -- X_p(s) once per interval, before the groups multiply the rows
+  SELECT host, run, interval_id, place, SUM(b_ns) AS x
+  FROM node_times
+  WHERE place IS NOT NULL
+  GROUP BY host, run, interval_id, place
+),
 place_rows AS (
-  SELECT c.grp, c.host, c.run, c.interval_id, c.dl, t.place, SUM(t.b_ns) AS x
+  SELECT c.grp, c.dl, p.place, p.x
   FROM centred c
-  JOIN node_times t ON t.host = c.host AND t.run = c.run AND t.interval_id = c.interval_id
-  WHERE t.place IS NOT NULL
-  GROUP BY c.grp, c.host, c.run, c.interval_id, c.dl, t.place
+  JOIN place_x p ON p.host = c.host AND p.run = c.run AND p.interval_id = c.interval_id
 ),
 place_facts AS (
-  SELECT c.grp, t.place, MIN(t.place_name) AS name, COUNT(DISTINCT t.node) AS contexts
-  FROM centred c
-  JOIN node_times t ON t.host = c.host AND t.run = c.run AND t.interval_id = c.interval_id
-  WHERE t.place IS NOT NULL
-  GROUP BY c.grp, t.place
+  SELECT g.grp, d.place, MIN(d.place_name) AS name, COUNT(DISTINCT d.node) AS contexts
+  FROM (SELECT DISTINCT label, place, place_name, node FROM node_times
+        WHERE place IS NOT NULL) d
+  JOIN grp_stats g ON g.grp = '' OR g.grp = d.label
+  GROUP BY g.grp, d.place
 ),
 place_means AS (
   SELECT r.grp, r.place, CAST(COUNT(*) AS DOUBLE) AS k, SUM(r.x) / v.n AS mean_x,
