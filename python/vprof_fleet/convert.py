@@ -14,13 +14,8 @@ from .schema import INTERVALS_SCHEMA, NODE_TIMES_SCHEMA
 _PARSE = csv.ParseOptions(delimiter="\t", quote_char=False, escape_char=False)
 
 
-def _read_opts(block_size=None):
-    kw = {"block_size": block_size} if block_size else {}
-    return csv.ReadOptions(**kw)
-
-
 def _convert_opts(types):
-    # '' stays an empty string (an unlabelled interval, a node without a place is handled below)
+    # '' stays an empty string: an unlabelled interval; a node without a place (_nullable)
     return csv.ConvertOptions(column_types=types, strings_can_be_null=False,
                               quoted_strings_can_be_null=False)
 
@@ -44,29 +39,32 @@ def convert(rows_dir, out_dir, host: str, run: str, batch_bytes: int = 64 << 20)
     TSV is missing, ValueError on a malformed one."""
     rows_dir, out_dir = pathlib.Path(rows_dir), pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
-    nodes = csv.read_csv(rows_dir / "nodes.tsv", parse_options=_PARSE, convert_options=_convert_opts(
-        {"node": pa.int32(), "parent": pa.int32(), "depth": pa.int32(), "kind": pa.string(),
-         "path": pa.string(), "frames": pa.string(), "name": pa.string(), "place": pa.string(),
-         "place_name": pa.string(), "via": pa.string()}))
+    nodes = csv.read_csv(rows_dir / "nodes.tsv", parse_options=_PARSE,
+                         convert_options=_convert_opts(
+                             {"node": pa.int32(), "parent": pa.int32(), "depth": pa.int32(),
+                              **{c: pa.string() for c in ("kind", "path", "frames", "name",
+                                                          "place", "place_name", "via")}}))
     if nodes.num_rows and pc.any(pc.not_equal(nodes["node"], pa.array(
             range(nodes.num_rows), pa.int32()))).as_py():
         raise ValueError(f"{rows_dir / 'nodes.tsv'}: node ids are not 0..N-1 in order")
-    paths = nodes["path"].combine_chunks()
-    parent_path = pc.take(paths, pc.if_else(pc.less(nodes["parent"], 0), None, nodes["parent"]))
+    col = {name: nodes[name].combine_chunks() for name in nodes.column_names}
+    # the parent's path key per node (null for the root), the place columns '' -> null
+    parent_index = pc.if_else(pc.less(col["parent"], 0), pa.scalar(None, pa.int32()),
+                              col["parent"])
     node_cols = {
-        "node": paths,
-        "parent": parent_path.combine_chunks() if isinstance(parent_path, pa.ChunkedArray)
-        else parent_path,
-        "kind": nodes["kind"].combine_chunks(),
-        "frames": nodes["frames"].combine_chunks(),
-        "place": _nullable(nodes["place"].combine_chunks()),
-        "place_name": _nullable(nodes["place_name"].combine_chunks()),
-        "via": _nullable(nodes["via"].combine_chunks()),
+        "node": col["path"],
+        "parent": pc.take(col["path"], parent_index),
+        "kind": col["kind"],
+        "frames": col["frames"],
+        "place": _nullable(col["place"]),
+        "place_name": _nullable(col["place_name"]),
+        "via": _nullable(col["via"]),
     }
-    depth = nodes["depth"].combine_chunks()
+    depth = col["depth"]
 
-    ivs = csv.read_csv(rows_dir / "intervals.tsv", parse_options=_PARSE, convert_options=_convert_opts(
-        {"interval": pa.int64(), "label": pa.string(), "latency_ns": pa.float64()}))
+    ivs = csv.read_csv(rows_dir / "intervals.tsv", parse_options=_PARSE,
+                       convert_options=_convert_opts({"interval": pa.int64(), "label": pa.string(),
+                                                      "latency_ns": pa.float64()}))
     labels = ivs["label"].combine_chunks().dictionary_encode()
     n_iv = ivs.num_rows
     pq.write_table(pa.Table.from_arrays([
@@ -76,7 +74,8 @@ def convert(rows_dir, out_dir, host: str, run: str, batch_bytes: int = 64 << 20)
 
     # node_times rows come grouped by interval in the order of intervals.tsv
     interval_ids = ivs["interval"].combine_chunks()
-    reader = csv.open_csv(rows_dir / "node_times.tsv", read_options=_read_opts(batch_bytes),
+    reader = csv.open_csv(rows_dir / "node_times.tsv",
+                          read_options=csv.ReadOptions(block_size=batch_bytes),
                           parse_options=_PARSE, convert_options=_convert_opts(
                               {"interval": pa.int64(), "node": pa.int32(),
                                "t_ns": pa.float64(), "b_ns": pa.float64()}))
