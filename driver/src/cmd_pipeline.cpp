@@ -412,14 +412,11 @@ int export_perfetto(Context &ctx) {
 // $VPROF_VENV/bin/python, else the source tree's .venv (what cmake/install-venv.sh makes).
 // Throws (exit 1) naming the fix when none of them can import both.
 fs::path fleet_python() {
-  std::vector<fs::path> candidates;
-  if (const char *py = std::getenv("VPROF_PYTHON"); py && *py)
-    candidates.push_back(py);
+  fs::path py = fs::path(VPROF_SOURCE_DIR) / ".venv" / "bin" / "python";
+  if (const char *env = std::getenv("VPROF_PYTHON"); env && *env)
+    py = env;
   else if (const char *venv = std::getenv("VPROF_VENV"); venv && *venv)
-    candidates.push_back(fs::path(venv) / "bin" / "python");
-  else
-    candidates.push_back(fs::path(VPROF_SOURCE_DIR) / ".venv" / "bin" / "python");
-  const fs::path &py = candidates.front();
+    py = fs::path(venv) / "bin" / "python";
   if (fs::exists(py)) {
     ProcessOptions po;
     po.log = fs::temp_directory_path() / ("vprof-fleet-check." + std::to_string(::getpid()));
@@ -459,7 +456,7 @@ int export_parquet(Context &ctx) {
     throw InputError(e.what());
   }
   ProcessResult r = run_process({python.string(), "-m", "vprof_fleet", "convert", rows.string(),
-                                 out.string(), "--host", host, "--run", run},
+                                 out.string(), "--host", host, "--run", run, "--quiet"},
                                 ProcessOptions{});
   fs::remove_all(rows);
   if (r.exit_code != 0)

@@ -33,6 +33,7 @@ def main(argv=None) -> int:
     c.add_argument("out_dir")
     c.add_argument("--host", required=True)
     c.add_argument("--run", required=True)
+    c.add_argument("--quiet", action="store_true", help="no summary line on stderr")
     a = sub.add_parser("analyze", help="the decomposition as SQL on DuckDB")
     a.add_argument("paths", nargs="+", help="folders (searched recursively) or .parquet files")
     a.add_argument("--json", action="store_true", help="one JSON object {query: rows}")
@@ -46,8 +47,9 @@ def main(argv=None) -> int:
         if args.cmd == "convert":
             from .convert import convert
             got = convert(args.rows_dir, args.out_dir, host=args.host, run=args.run)
-            print(f"vprof_fleet: {got['intervals']} intervals, {got['node_times']} "
-                  f"interval x node rows -> {args.out_dir}", file=sys.stderr)
+            if not args.quiet:
+                print(f"vprof_fleet: {got['intervals']} intervals, {got['node_times']} "
+                      f"interval x node rows -> {args.out_dir}", file=sys.stderr)
         elif args.cmd == "analyze":
             from .duck import decompose
             res = decompose(args.paths, queries=tuple(args.query or QUERIES),
