@@ -2,7 +2,10 @@
 analyzer's own JSON report (`vprof analyze --json`): every group's Var(L), every node's and
 every place's statistics. Run by tests/fleet/test_fleet_sql.py with the project venv's python:
 
-    fleet_compare.py REPORT.json PARQUET_DIR [PARQUET_DIR...]   # prints a JSON summary
+    fleet_compare.py [--sqlite] REPORT.json PARQUET_DIR [PARQUET_DIR...]   # prints JSON
+
+--sqlite also runs the same SQL text on SQLite (Python's sqlite3, the rows loaded from the
+Parquet files): a second engine, with none of DuckDB's extensions, must give DuckDB's rows.
 
 Several folders may hold copies of the same run under other host names (`--host`): every
 interval then counts once per copy, and the population moments are the same.
@@ -11,9 +14,14 @@ Numbers must agree within REL (relative). A quantity whose exact value is 0 (a n
 never varies) is compared on the scale of its group, |a - b| <= REL * Var(L) (or REL for a
 ratio), which the same rounding gives."""
 import json
+import sqlite3
 import sys
 
+import pyarrow.parquet as pq
+
 from vprof_fleet import decompose
+from vprof_fleet.duck import parquet_files
+from vprof_fleet.sql import QUERIES, query_text
 
 REL = 1e-9
 
@@ -22,7 +30,47 @@ def close(a: float, b: float, scale: float) -> bool:
     return abs(a - b) <= REL * max(abs(a), abs(b)) or abs(a - b) <= REL * 1e-3 * scale
 
 
+def on_sqlite(paths) -> dict:
+    """{query: rows} of the portable SQL run by SQLite over the rows of the Parquet files."""
+    con = sqlite3.connect(":memory:")
+    for table in ("intervals", "node_times"):
+        for n, f in enumerate(parquet_files(paths, table)):
+            t = pq.read_table(f)
+            if n == 0:
+                con.execute(f"CREATE TABLE {table} ({', '.join(t.column_names)})")
+            marks = ", ".join("?" * t.num_columns)
+            con.executemany(f"INSERT INTO {table} VALUES ({marks})",
+                            zip(*(c.to_pylist() for c in t.columns)))
+    out = {}
+    for q in QUERIES:
+        cur = con.execute(query_text(q))
+        cols = [d[0] for d in cur.description]
+        out[q] = [dict(zip(cols, r)) for r in cur.fetchall()]
+    return out
+
+
+def same_rows(a: list, b: list, what: str) -> list:
+    """Differences between two engines' rows of one query (matched by their text columns)."""
+    def key(r):
+        return tuple(v for v in r.values() if isinstance(v, str) or v is None)
+    bad, other = [], {key(r): r for r in b}
+    if len(a) != len(b):
+        bad.append(f"{what}: {len(a)} vs {len(b)} rows")
+    for r in a:
+        o = other.get(key(r))
+        if o is None:
+            bad.append(f"{what} {key(r)}: missing")
+            continue
+        for c, v in r.items():
+            if isinstance(v, (int, float)) and not isinstance(v, bool):
+                if abs(v - o[c]) > REL * max(abs(v), abs(o[c])):
+                    bad.append(f"{what} {key(r)} {c}: {v!r} vs {o[c]!r}")
+    return bad
+
+
 def main(argv) -> int:
+    sqlite = argv[0] == "--sqlite"
+    argv = argv[1:] if sqlite else argv
     report = json.load(open(argv[0]))
     got = decompose(argv[1:])
     path_of = {n["id"]: n["path"] for n in report["nodes"]}
@@ -50,7 +98,7 @@ def main(argv) -> int:
         if d is None:
             continue
         var_l = l["var_ns2"]
-        if d["intervals"] != l["count"] * (len(argv) - 1):
+        if d["intervals"] != l["count"] * (len(argv) - 1):  # copies under other host names
             bad.append(f"[{label}] intervals: {l['count']} vs {d['intervals']}")
         check(f"[{label}] mean L", l["mean_ns"], d["mean_ns"], l["mean_ns"])
         check(f"[{label}] Var(L)", var_l, d["var_ns2"], var_l)
@@ -87,7 +135,11 @@ def main(argv) -> int:
             for a, scale in (("mean_ns", l["mean_ns"]), ("var_ns2", var_l), ("share", 1.0),
                              ("contribution", 1.0)):
                 check(f"{key} {a}", p[a], r[a], scale)
-    json.dump({"checked": checked, "nodes": n_nodes, "places": n_places, "groups": len(groups),
+    if sqlite:
+        lite = on_sqlite(argv[1:])
+        for q in QUERIES:
+            bad += same_rows(got[q], lite[q], f"sqlite {q}")
+    json.dump({"checked": checked, "sqlite": sqlite, "nodes": n_nodes, "places": n_places, "groups": len(groups),
                "worst_rel": worst, "mismatches": bad[:20], "n_mismatches": len(bad)},
               sys.stdout)
     print()

@@ -5,7 +5,8 @@ benchmarks/accuracy/manifest.toml and the mini database, `vprof init` + a two-it
 venv made by cmake/install-venv.sh) must give the analyzer's own numbers (`vprof analyze
 --json`) within 1e-9 relative: Var(L) and mean per interval type, every node's mean,
 variance, body mean and variance, share, contribution and body contribution, and every
-place's mean, variance, share and contribution (tests/fleet/fleet_compare.py).
+place's mean, variance, share and contribution (tests/fleet/fleet_compare.py). The same SQL
+text run by SQLite (a second engine, none of DuckDB's extensions) must give DuckDB's rows.
 Also: copies of one run under two host names concatenate; the SQL uses standard aggregates
 only; a missing venv is an error naming the fix.
 """
@@ -55,7 +56,7 @@ def profile(vprof, project: pathlib.Path, roots) -> int:
 
 def compare(vprof, project: pathlib.Path, iteration: int, hosts=("host-a",)) -> dict:
     """Exports the iteration as Parquet (once per host name) and compares the DuckDB
-    decomposition with `vprof analyze --json` of the same trace."""
+    decomposition with `vprof analyze --json` of the same trace, and SQLite's with DuckDB's."""
     dirs = []
     for host in hosts:
         out = project / "parquet" / host
@@ -67,11 +68,12 @@ def compare(vprof, project: pathlib.Path, iteration: int, hosts=("host-a",)) -> 
     report = project / "analyzer.json"
     report.write_text(vp(vprof, project, "analyze", "--iteration", str(iteration),
                          "--json").stdout)
-    r = subprocess.run([str(VENV_PYTHON), str(COMPARE), str(report), *dirs],
+    r = subprocess.run([str(VENV_PYTHON), str(COMPARE), "--sqlite", str(report), *dirs],
                        capture_output=True, text=True, timeout=300)
     assert r.returncode in (0, 1), r.stderr[-3000:]
     got = json.loads(r.stdout)
     assert got["n_mismatches"] == 0, got["mismatches"]
+    assert got["sqlite"], got
     assert got["nodes"] > 3 and got["places"] > 1, got
     return got
 

@@ -63,10 +63,12 @@ place_moments AS (
   JOIN grp_var v ON v.grp = m.grp
   GROUP BY m.grp, m.place, m.k, m.mean_x, m.rows_dl, v.n, v.var_l, v.sum_dl
 )
-SELECT p.grp AS label, p.place, f.name, f.contexts,
-       p.mean_x AS mean_ns, p.var_x AS var_ns2, p.cov_xl AS cov_l_ns2,
-       CASE WHEN p.var_l > 0 THEN p.var_x / p.var_l ELSE 0 END AS share,
-       CASE WHEN p.var_l > 0 THEN p.cov_xl / p.var_l ELSE 0 END AS contribution
-FROM place_moments p
-JOIN place_facts f ON f.grp = p.grp AND f.place = p.place
+SELECT * FROM (
+  SELECT p.grp AS label, p.place AS place, f.name AS name, f.contexts AS contexts,
+         p.mean_x AS mean_ns, p.var_x AS var_ns2, p.cov_xl AS cov_l_ns2,
+         CASE WHEN p.var_l > 0 THEN p.var_x / p.var_l ELSE 0 END AS share,
+         CASE WHEN p.var_l > 0 THEN p.cov_xl / p.var_l ELSE 0 END AS contribution
+  FROM place_moments p
+  JOIN place_facts f ON f.grp = p.grp AND f.place = p.place
+) result
 ORDER BY label, contribution DESC, place
