@@ -74,6 +74,7 @@ def convert(rows_dir, out_dir, host: str, run: str, batch_bytes: int = 64 << 20)
 
     # node_times rows come grouped by interval in the order of intervals.tsv
     interval_ids = ivs["interval"].combine_chunks()
+    latencies = ivs["latency_ns"].combine_chunks()
     reader = csv.open_csv(rows_dir / "node_times.tsv",
                           read_options=csv.ReadOptions(block_size=batch_bytes),
                           parse_options=_PARSE, convert_options=_convert_opts(
@@ -94,6 +95,7 @@ def convert(rows_dir, out_dir, host: str, run: str, batch_bytes: int = 64 << 20)
                 _constant(host, n), _constant(run, n),
                 _dict_take(pc.take(labels.indices, pos), labels.dictionary),
                 batch.column("interval"),
+                pc.take(latencies, pos),
                 _dict_take(node, node_cols["node"]),
                 pc.take(node_cols["parent"], node).dictionary_encode(),
                 pc.take(depth, node),

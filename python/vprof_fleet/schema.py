@@ -25,6 +25,7 @@ NODE_TIMES_SCHEMA = pa.schema([
     ("run", _DICT),
     ("label", _DICT),
     ("interval_id", pa.int64()),
+    ("latency_ns", pa.float64()),  # the interval's L again: the SQL needs no join of big tables
     ("node", _DICT),        # "/s12/s40/wait:mutex/s7": site ids, wait kinds (docs/statistics.md)
     ("parent", _DICT),      # the parent's node key; null for the root "/"
     ("depth", pa.int32()),  # 0 for the root

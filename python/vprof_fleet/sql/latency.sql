@@ -3,9 +3,9 @@
 -- Population moments in two passes: the group's mean first (grp_stats), then the squares of
 -- the centred latencies. Standard SQL over the tables intervals and node_times.
 WITH grouped AS (
-  SELECT '' AS grp, host, run, interval_id, latency_ns FROM intervals
+  SELECT '' AS grp, latency_ns FROM intervals
   UNION ALL
-  SELECT label AS grp, host, run, interval_id, latency_ns FROM intervals WHERE label <> ''
+  SELECT label AS grp, latency_ns FROM intervals WHERE label <> ''
 ),
 grp_stats AS (
   SELECT grp, CAST(COUNT(*) AS DOUBLE) AS n, SUM(latency_ns) / CAST(COUNT(*) AS DOUBLE) AS mean_l

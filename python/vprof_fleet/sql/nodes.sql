@@ -6,11 +6,12 @@
 -- which the (n - k) terms add, k being the intervals with a row:
 --   n Var(X)    = sum_rows (X - m)^2 + (n - k) m^2
 --   n Cov(X, L) = sum_rows (X - m) dL - m sum_absent dL,  sum_absent dL = sum_all dL - sum_rows dL
--- with dL = L - mean(L). Standard SQL over the tables intervals and node_times.
+-- with dL = L - mean(L). node_times carries each row's label and L, so its rows join only
+-- small tables (groups, labels, per-node means). Standard SQL over intervals and node_times.
 WITH grouped AS (
-  SELECT '' AS grp, host, run, interval_id, latency_ns FROM intervals
+  SELECT '' AS grp, latency_ns FROM intervals
   UNION ALL
-  SELECT label AS grp, host, run, interval_id, latency_ns FROM intervals WHERE label <> ''
+  SELECT label AS grp, latency_ns FROM intervals WHERE label <> ''
 ),
 grp_stats AS (
   SELECT grp, CAST(COUNT(*) AS DOUBLE) AS n, SUM(latency_ns) / CAST(COUNT(*) AS DOUBLE) AS mean_l
@@ -18,40 +19,43 @@ grp_stats AS (
   GROUP BY grp
   HAVING grp = '' OR COUNT(*) >= 2
 ),
-centred AS (
-  SELECT x.grp, x.host, x.run, x.interval_id, x.latency_ns - g.mean_l AS dl
+grp_var AS (
+  SELECT g.grp, g.n, g.mean_l,
+         SUM((x.latency_ns - g.mean_l) * (x.latency_ns - g.mean_l)) / g.n AS var_l,
+         SUM(x.latency_ns - g.mean_l) AS sum_dl
   FROM grouped x
   JOIN grp_stats g ON x.grp = g.grp
+  GROUP BY g.grp, g.n, g.mean_l
 ),
-grp_var AS (
-  SELECT c.grp, g.n, SUM(c.dl * c.dl) / g.n AS var_l, SUM(c.dl) AS sum_dl
-  FROM centred c
-  JOIN grp_stats g ON c.grp = g.grp
-  GROUP BY c.grp, g.n
-),
-node_rows AS (
-  SELECT c.grp, c.dl, t.node, t.frames, t.t_ns, t.b_ns
-  FROM centred c
-  JOIN node_times t ON t.host = c.host AND t.run = c.run AND t.interval_id = c.interval_id
+member AS (
+  -- which groups a label's intervals belong to: '' and (when it is a group) its own
+  SELECT g.grp, l.label
+  FROM grp_stats g
+  JOIN (SELECT DISTINCT label FROM intervals) l ON g.grp = '' OR g.grp = l.label
 ),
 node_means AS (
-  SELECT r.grp, r.node, CAST(COUNT(*) AS DOUBLE) AS k,
-         SUM(r.t_ns) / v.n AS mean_t, SUM(r.b_ns) / v.n AS mean_b, SUM(r.dl) AS rows_dl
-  FROM node_rows r
-  JOIN grp_var v ON r.grp = v.grp
-  GROUP BY r.grp, r.node, v.n
+  SELECT v.grp, t.node, CAST(COUNT(*) AS DOUBLE) AS k,
+         SUM(t.t_ns) / v.n AS mean_t, SUM(t.b_ns) / v.n AS mean_b,
+         SUM(t.latency_ns - v.mean_l) AS rows_dl
+  FROM node_times t
+  JOIN member s ON s.label = t.label
+  JOIN grp_var v ON v.grp = s.grp
+  GROUP BY v.grp, t.node, v.n, v.mean_l
 ),
 node_moments AS (
-  SELECT m.grp, m.node, MIN(r.frames) AS frames, v.var_l, m.mean_t, m.mean_b,
-         (SUM((r.t_ns - m.mean_t) * (r.t_ns - m.mean_t)) + (v.n - m.k) * m.mean_t * m.mean_t)
+  SELECT m.grp, m.node, MIN(t.frames) AS frames, v.var_l, m.mean_t, m.mean_b,
+         (SUM((t.t_ns - m.mean_t) * (t.t_ns - m.mean_t)) + (v.n - m.k) * m.mean_t * m.mean_t)
            / v.n AS var_t,
-         (SUM((r.b_ns - m.mean_b) * (r.b_ns - m.mean_b)) + (v.n - m.k) * m.mean_b * m.mean_b)
+         (SUM((t.b_ns - m.mean_b) * (t.b_ns - m.mean_b)) + (v.n - m.k) * m.mean_b * m.mean_b)
            / v.n AS var_b,
-         (SUM((r.t_ns - m.mean_t) * r.dl) - m.mean_t * (v.sum_dl - m.rows_dl)) / v.n AS cov_tl,
-         (SUM((r.b_ns - m.mean_b) * r.dl) - m.mean_b * (v.sum_dl - m.rows_dl)) / v.n AS cov_bl
-  FROM node_rows r
-  JOIN node_means m ON r.grp = m.grp AND r.node = m.node
-  JOIN grp_var v ON v.grp = m.grp
+         (SUM((t.t_ns - m.mean_t) * (t.latency_ns - v.mean_l))
+           - m.mean_t * (v.sum_dl - m.rows_dl)) / v.n AS cov_tl,
+         (SUM((t.b_ns - m.mean_b) * (t.latency_ns - v.mean_l))
+           - m.mean_b * (v.sum_dl - m.rows_dl)) / v.n AS cov_bl
+  FROM node_times t
+  JOIN member s ON s.label = t.label
+  JOIN grp_var v ON v.grp = s.grp
+  JOIN node_means m ON m.grp = s.grp AND m.node = t.node
   GROUP BY m.grp, m.node, m.k, m.mean_t, m.mean_b, m.rows_dl, v.n, v.var_l, v.sum_dl
 )
 SELECT grp AS label, node, frames,
