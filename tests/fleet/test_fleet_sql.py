@@ -161,3 +161,17 @@ def test_sql_is_portable():
 def _ctes(text: str) -> set:
     return {m for m in re.findall(r"\b([A-Za-z_]+)\s+AS\s*\(", text)} | \
         {m.upper() for m in re.findall(r"\b([A-Za-z_]+)\s+AS\s*\(", text)}
+
+
+def test_vprof_fleet_command_line(vprof, tmp_path):
+    """The package's own commands: the SQL text as shipped, clear errors for missing input."""
+    py = [str(VENV_PYTHON), "-m", "vprof_fleet"]
+    r = subprocess.run([*py, "sql", "places"], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.rstrip().endswith(";"), r.stderr
+    assert r.stdout.rstrip()[:-1].strip() == \
+        re.sub(r"\s+$", "", (SQL_DIR / "places.sql").read_text()).rstrip(";").strip()
+    r = subprocess.run([*py, "convert", str(tmp_path / "no-rows"), str(tmp_path / "out"),
+                        "--host", "h", "--run", "r"], capture_output=True, text=True)
+    assert r.returncode == 3 and "nodes.tsv" in r.stderr, r.stderr
+    r = subprocess.run([*py, "analyze", str(tmp_path)], capture_output=True, text=True)
+    assert r.returncode == 3 and "no intervals.parquet under" in r.stderr, r.stderr
