@@ -12,6 +12,7 @@
 #include <Eigen/Dense>
 
 #include <cstdint>
+#include <filesystem>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -144,6 +145,13 @@ void apply_noise_floor(GroupResult &gr, std::vector<std::size_t> &order, double 
 // What-if for the top `n` factors: each one's time replaced by its mean in every interval.
 void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order, int n,
              GroupResult &gr);
+
+// ---- rows for SQL engines (export_rows.cpp) -------------------------------------------
+
+// The rows of export_rows (analyzer.hpp) from an engine output whose nodes are named
+// (res.nodes, by name_nodes) and placed (`pt`, by assign_places).
+RowsSummary write_rows(const EngineOutput &eo, const AnalysisResult &res, const PlaceTable &pt,
+                       const std::filesystem::path &out);
 
 // Population variance / covariance (divide by n): the one estimator used everywhere.
 double cov_of(const Eigen::VectorXd &x, const Eigen::VectorXd &y);

@@ -17,6 +17,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <unistd.h>
+
 namespace vprof::driver {
 namespace fs = std::filesystem;
 
@@ -279,6 +281,9 @@ std::string g_export_folded;
 std::string g_export_perfetto;
 std::string g_export_label;
 std::vector<std::uint64_t> g_export_intervals;
+std::string g_export_parquet;
+std::string g_export_host;
+std::string g_export_run;
 
 void setup_export(CLI::App &sub, Context &ctx) {
   add_plan_flags(sub, ctx);
@@ -289,9 +294,18 @@ void setup_export(CLI::App &sub, Context &ctx) {
                                 "write the variance tree as folded stacks into this file");
   auto *perfetto = sub.add_option("--perfetto", g_export_perfetto,
                                   "write the critical paths as a Perfetto trace into this file");
+  auto *parquet = sub.add_option(
+      "--parquet", g_export_parquet,
+      "write the per-interval node times (the variance trees' whole input) as Parquet files "
+      "into this folder (needs the project venv: bash cmake/install-venv.sh)");
   out->excludes(diff);
   folded->excludes(out)->excludes(diff);
   perfetto->excludes(out)->excludes(diff)->excludes(folded);
+  parquet->excludes(out)->excludes(diff)->excludes(folded)->excludes(perfetto);
+  sub.add_option("--host", g_export_host,
+                 "with --parquet: the host column (default: this machine's hostname)");
+  sub.add_option("--run", g_export_run,
+                 "with --parquet: the run column (default: the trace folder's name, iter-N)");
   sub.add_option("--intervals", g_export_intervals,
                  "with --perfetto: the interval ids to export (default: the slowest, p99 and "
                  "above, and as many median ones)")
@@ -310,7 +324,13 @@ void setup_export(CLI::App &sub, Context &ctx) {
       "--perfetto FILE writes the critical paths of the slowest intervals (p99 and above) and\n"
       "as many median ones as a Perfetto trace (open it at ui.perfetto.dev): per thread the\n"
       "probed functions and waits as slices, per interval its critical path with a flow arrow\n"
-      "along every wake-up edge it takes.");
+      "along every wake-up edge it takes.\n"
+      "--parquet DIR writes DIR/intervals.parquet (host, run, label, interval, latency_ns) and\n"
+      "DIR/node_times.parquet (per interval x node: the node's path, frames, place, its time\n"
+      "T and body time B on the critical path), the whole input of the variance trees, for\n"
+      "SQL engines (DuckDB, Spark SQL, Trino; the SQL ships in python/vprof_fleet, see\n"
+      "docs/fleet.md). Rows of many hosts and runs concatenate: --host and --run name them.\n"
+      "Parquet is written by pyarrow in the project venv (bash cmake/install-venv.sh).");
 }
 
 // The trace the exports read: that of --iteration, else of the newest analysed iteration.
@@ -390,13 +410,77 @@ int export_perfetto(Context &ctx) {
   return kExitOk;
 }
 
+// The project venv's python, which has vprof_fleet and pyarrow: $VPROF_PYTHON, else
+// $VPROF_VENV/bin/python, else the source tree's .venv (what cmake/install-venv.sh makes).
+// Throws (exit 1) naming the fix when none of them can import both.
+fs::path fleet_python() {
+  fs::path py = fs::path(VPROF_SOURCE_DIR) / ".venv" / "bin" / "python";
+  if (const char *env = std::getenv("VPROF_PYTHON"); env && *env)
+    py = env;
+  else if (const char *venv = std::getenv("VPROF_VENV"); venv && *venv)
+    py = fs::path(venv) / "bin" / "python";
+  if (fs::exists(py)) {
+    ProcessOptions po;
+    po.log = fs::temp_directory_path() / ("vprof-fleet-check." + std::to_string(::getpid()));
+    ProcessResult r = run_process({py.string(), "-c", "import vprof_fleet, pyarrow"}, po);
+    fs::remove(*po.log);
+    if (r.exit_code == 0)
+      return py;
+  }
+  throw std::runtime_error(py.string() +
+                           ": no Python with vprof_fleet and pyarrow (the project venv); "
+                           "run `bash cmake/install-venv.sh` in the vprof source tree, or set "
+                           "VPROF_PYTHON to such an interpreter");
+}
+
+// `vprof export --parquet`: the analyzer writes the rows (TSV, exact doubles) into a
+// scratch folder, python/vprof_fleet turns them into Parquet with the host and run columns.
+int export_parquet(Context &ctx) {
+  fs::path python = fleet_python();
+  auto db = open_workspace(ctx, false);
+  fs::path dir = export_trace_dir(ctx, *db);
+  fs::path out = fs::absolute(g_export_parquet);
+  std::string host = g_export_host;
+  if (host.empty()) {
+    char name[256] = {};
+    host = ::gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "localhost";
+  }
+  std::string run = g_export_run.empty() ? dir.filename().string() : g_export_run;
+  fs::create_directories(out);
+  fs::path rows = out / ".vprof-rows";
+  ctx.progress("analyzing " + dir.string());
+  analyzer::RowsSummary sum;
+  try {
+    sum = analyzer::export_rows(dir, db.get(), rows);
+  } catch (const trace::TraceError &e) {
+    throw InputError(e.what());
+  } catch (const analyzer::AnalysisError &e) {
+    throw InputError(e.what());
+  }
+  ProcessResult r = run_process({python.string(), "-m", "vprof_fleet", "convert", rows.string(),
+                                 out.string(), "--host", host, "--run", run, "--quiet"},
+                                ProcessOptions{});
+  fs::remove_all(rows);
+  if (r.exit_code != 0)
+    throw std::runtime_error("vprof_fleet convert failed (" + r.describe() + ")");
+  ctx.progress("parquet: " + std::to_string(sum.intervals) + " intervals, " +
+               std::to_string(sum.rows) + " interval x node rows, " + std::to_string(sum.nodes) +
+               " tree nodes (host " + host + ", run " + run + ")");
+  *ctx.out << (out / "intervals.parquet").string() << "\n"
+           << (out / "node_times.parquet").string() << "\n";
+  return kExitOk;
+}
+
 int run_export(Context &ctx) {
+  if (!g_export_parquet.empty())
+    return export_parquet(ctx);
   if (!g_export_folded.empty())
     return export_folded(ctx);
   if (!g_export_perfetto.empty())
     return export_perfetto(ctx);
   if (g_export_out.empty() && !g_export_diff)
-    throw UsageError("give --out <folder>, --diff, --folded <file> or --perfetto <file>");
+    throw UsageError(
+        "give --out <folder>, --diff, --folded <file>, --perfetto <file> or --parquet <folder>");
   instr::CompileDb cdb = load_compile_db(ctx);
   auto db = open_workspace(ctx, false);
   instr::ExportOptions eo;

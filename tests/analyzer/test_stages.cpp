@@ -8,8 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include <charconv>
 #include <cmath>
 #include <filesystem>
+#include <fstream>
 #include <unistd.h>
 
 using namespace vprof::analyzer;
@@ -160,6 +162,80 @@ TEST(Stages, GroupsAndTimeMatrices) {
   EXPECT_DOUBLE_EQ(gt.L[2], 11);
   EXPECT_DOUBLE_EQ(column(gt, {1, true})[1], 3);
   EXPECT_EQ(gt.kids[1], std::vector<int>{2});
+}
+
+// The rows for SQL engines (export_rows): a row per interval x node its path touched (the
+// node or one below it; ancestors without self time get B = 0), absent nodes none, and T, B
+// and L the very doubles of group_times; the tree's nodes with their places and via.
+TEST(Stages, RowsHoldTheTimeMatricesDoublesAndOnlyTouchedNodes) {
+  EngineOutput eo = convoy_tree();
+  eo.labels = {"", "GET"};
+  eo.ticks_per_second = 3e9; // ns per tick 1/3: doubles that print with 17 digits
+  // interval 1: serve's body and the lock wait's holder's fsync (s4 below s3 below the wait);
+  // interval 2: serve's body and the lock_row call only
+  const std::vector<std::vector<NodeTime>> times = {{{1, 7}, {5, 11}, {3, 2}, {1, 1}},
+                                                    {{1, 5}, {2, 13}}};
+  for (std::uint32_t i = 0; i < times.size(); ++i) {
+    IntervalRec r{};
+    r.id = 100 + i;
+    r.label = i;
+    r.times_off = eo.times.size();
+    r.times_n = static_cast<std::uint32_t>(times[i].size());
+    eo.times.insert(eo.times.end(), times[i].begin(), times[i].end());
+    eo.intervals.push_back(r);
+  }
+  DbFacts facts = convoy_facts();
+  AnalysisResult res;
+  name_nodes(eo, facts, res);
+  PlaceTable pt = assign_places(res, facts);
+  auto dir = std::filesystem::temp_directory_path() / ("vprof-rows-" + std::to_string(getpid()));
+  RowsSummary sum = write_rows(eo, res, pt, dir);
+  EXPECT_EQ(sum.intervals, 2u);
+  EXPECT_EQ(sum.nodes, 6u);
+  auto lines = [&](const char *file) {
+    std::ifstream in(dir / file);
+    std::vector<std::vector<std::string>> rows;
+    std::string line;
+    std::getline(in, line); // header
+    while (std::getline(in, line)) {
+      std::vector<std::string> f;
+      std::size_t a = 0, b;
+      while ((b = line.find('\t', a)) != std::string::npos) {
+        f.push_back(line.substr(a, b - a));
+        a = b + 1;
+      }
+      f.push_back(line.substr(a));
+      rows.push_back(f);
+    }
+    return rows;
+  };
+  auto nodes = lines("nodes.tsv"), ivs = lines("intervals.tsv"), nt = lines("node_times.tsv");
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(nodes.size(), 6u);
+  EXPECT_EQ(nodes[5], (std::vector<std::string>{"5", "4", "5", "site", "/s1/s2/wait:mutex/s3/s4",
+                                                "(interval);serve;lock_row();[wait:mutex];flush;"
+                                                "fsync()",
+                                                "fsync()", "x:fsync@12", "fsync() in flush",
+                                                pt.name[pt.place_of[3]]}));
+  EXPECT_EQ(nodes[0][7], ""); // the root has no place
+  ASSERT_EQ(ivs.size(), 2u);
+  EXPECT_EQ(ivs[1][0], "101");
+  EXPECT_EQ(ivs[1][1], "GET");
+  // interval 100 touches every node (s2 as an ancestor only); 101 the root, s1, s2
+  ASSERT_EQ(nt.size(), 6u + 3u);
+  GroupTimes gt = group_times(eo, {0, 1});
+  auto num = [](const std::string &s) {
+    double v = 0;
+    std::from_chars(s.data(), s.data() + s.size(), v);
+    return v;
+  };
+  for (const auto &r : nt) {
+    int row = r[0] == "100" ? 0 : 1, node = std::stoi(r[1]);
+    EXPECT_EQ(num(r[2]), gt.T(row, gt.col_of[node])) << r[0] << " " << r[1];
+    EXPECT_EQ(num(r[3]), gt.S(row, gt.col_of[node])) << r[0] << " " << r[1];
+  }
+  EXPECT_EQ(num(ivs[0][2]), gt.L[0]);
+  EXPECT_EQ(num(nt[2][3]), 0.0); // s2 of interval 100: no self time, a row as s4's ancestor
 }
 
 // Equal scores: the deeper term first, then the larger |share|; noise after everything.

@@ -327,4 +327,26 @@ struct PerfettoSummary {
 PerfettoSummary export_perfetto(const std::filesystem::path &trace_dir, ws::Database *db,
                                 const std::filesystem::path &out, const PerfettoOptions &opt = {});
 
+// ---- fleet analysis: the variance trees' whole input as rows (docs/fleet.md) ----------
+
+// What export_rows wrote.
+struct RowsSummary {
+  std::uint64_t intervals = 0; // rows of intervals.tsv
+  std::uint64_t nodes = 0;     // rows of nodes.tsv (the calling-context tree)
+  std::uint64_t rows = 0;      // rows of node_times.tsv (interval x node)
+};
+// Writes the per-interval node times of `trace_dir` — the whole input of the variance trees,
+// places included — into the folder `out` as three tab-separated files with a header line
+// (doubles in shortest round-trip form, so the numbers read back are the analyzer's bit for
+// bit; schema in docs/fleet.md):
+//   intervals.tsv   interval  label  latency_ns
+//   nodes.tsv       node  parent  depth  kind  path  frames  name  place  place_name  via
+//   node_times.tsv  interval  node  t_ns  b_ns
+// A node has a row for an interval when its critical path touched the node or one below it
+// (T_n, B_n of an absent node are 0). `db` (may be null) names sites and places as the
+// analysis does. Throws trace::TraceError for a corrupt trace, AnalysisError when `out`
+// cannot be written. Cost: one engine pass; memory as analyze(), output ~40 B per row.
+RowsSummary export_rows(const std::filesystem::path &trace_dir, ws::Database *db,
+                        const std::filesystem::path &out);
+
 } // namespace vprof::analyzer

@@ -1,0 +1,76 @@
+"""Command line of vprof_fleet (docs/fleet.md):
+
+    python -m vprof_fleet convert ROWS_DIR OUT_DIR --host H --run R   # TSV rows -> Parquet
+    python -m vprof_fleet analyze DIR... [--json] [--query latency|nodes|places]
+    python -m vprof_fleet sql NAME                                    # print the portable SQL
+
+`vprof export --parquet` runs `convert`; `analyze` runs the SQL on DuckDB over the Parquet
+files under the folders given (many hosts and runs concatenate)."""
+import argparse
+import json
+import sys
+
+from .sql import QUERIES, query_text
+
+
+def _print_table(name, rows, out):
+    out.write(f"== {name} ({len(rows)} rows)\n")
+    if not rows:
+        return
+    cols = list(rows[0])
+    out.write("\t".join(cols) + "\n")
+    for r in rows:
+        out.write("\t".join(f"{v:.6g}" if isinstance(v, float) else str(v)
+                            for v in r.values()) + "\n")
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(prog="vprof_fleet", description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("convert", help="the analyzer's TSV rows into Parquet")
+    c.add_argument("rows_dir")
+    c.add_argument("out_dir")
+    c.add_argument("--host", required=True)
+    c.add_argument("--run", required=True)
+    c.add_argument("--quiet", action="store_true", help="no summary line on stderr")
+    a = sub.add_parser("analyze", help="the decomposition as SQL on DuckDB")
+    a.add_argument("paths", nargs="+", help="folders (searched recursively) or .parquet files")
+    a.add_argument("--json", action="store_true", help="one JSON object {query: rows}")
+    a.add_argument("--query", action="append", choices=list(QUERIES),
+                   help="only these queries (default: all)")
+    a.add_argument("--threads", type=int)
+    s = sub.add_parser("sql", help="print the portable SQL of one query")
+    s.add_argument("name", choices=list(QUERIES))
+    args = ap.parse_args(argv)
+    try:
+        if args.cmd == "convert":
+            from .convert import convert
+            got = convert(args.rows_dir, args.out_dir, host=args.host, run=args.run)
+            if not args.quiet:
+                print(f"vprof_fleet: {got['intervals']} intervals, {got['node_times']} "
+                      f"interval x node rows -> {args.out_dir}", file=sys.stderr)
+        elif args.cmd == "analyze":
+            from .duck import decompose
+            res = decompose(args.paths, queries=tuple(args.query or QUERIES),
+                            threads=args.threads)
+            if args.json:
+                json.dump(res, sys.stdout)
+                sys.stdout.write("\n")
+            else:
+                for name, rows in res.items():
+                    _print_table(name, rows, sys.stdout)
+        else:
+            print(query_text(args.name) + ";")
+    except ImportError as e:
+        print(f"vprof_fleet {args.cmd}: {e}: run `bash cmake/install-venv.sh` in the vprof "
+              "source tree (the project venv has pyarrow and duckdb)", file=sys.stderr)
+        return 1
+    except (FileNotFoundError, ValueError) as e:
+        print(f"vprof_fleet {args.cmd}: {e}", file=sys.stderr)
+        return 3
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
