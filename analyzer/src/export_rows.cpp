@@ -5,6 +5,7 @@
 #include "vprof/analyzer.hpp"
 
 #include "engine.hpp"
+#include "node_kind.hpp"
 #include "stages.hpp"
 #include "vprof/trace_reader.hpp"
 
@@ -40,20 +41,6 @@ void put(std::string &line, double v) {
   char buf[32];
   auto r = std::to_chars(buf, buf + sizeof buf, v);
   line.append(buf, r.ptr);
-}
-
-const char *kind_name(Node::Kind k) {
-  switch (k) {
-  case Node::Kind::Root:
-    return "root";
-  case Node::Kind::Site:
-    return "site";
-  case Node::Kind::Wait:
-    return "wait";
-  case Node::Kind::Untracked:
-    return "untracked";
-  }
-  return "?";
 }
 
 class TsvFile {
@@ -101,9 +88,9 @@ RowsSummary write_rows(const EngineOutput &eo, const AnalysisResult &res, const 
       frames[i] = n.parent < 0 ? frame(n.name) : frames[n.parent] + ";" + frame(n.name);
       const int p = pt.place_of[i], v = pt.via_of.empty() ? -1 : pt.via_of[i];
       f.row(std::to_string(n.id) + '\t' + std::to_string(n.parent) + '\t' +
-            std::to_string(n.depth) + '\t' + kind_name(n.kind) + '\t' + field(n.path) + '\t' +
-            frames[i] + '\t' + field(n.name) + '\t' + (p >= 0 ? field(pt.key[p]) : "") + '\t' +
-            (p >= 0 ? field(pt.name[p]) : "") + '\t' + (v >= 0 ? field(pt.name[v]) : ""));
+            std::to_string(n.depth) + '\t' + detail::kind_text(n.kind) + '\t' + field(n.path) +
+            '\t' + frames[i] + '\t' + field(n.name) + '\t' + (p >= 0 ? field(pt.key[p]) : "") +
+            '\t' + (p >= 0 ? field(pt.name[p]) : "") + '\t' + (v >= 0 ? field(pt.name[v]) : ""));
     }
     sum.nodes = f.close();
   }
