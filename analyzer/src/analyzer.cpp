@@ -220,6 +220,7 @@ void host_clocks(const trace::Trace &tr, AnalysisResult &res) {
   for (const auto &h : tr.hosts()) {
     HostClock c;
     c.dir = h.dir.string();
+    c.hostname = h.hostname;
     c.clock_samples = h.clock_samples;
     c.offset_ns = h.offset_ns;
     c.skew_bound_ns = h.skew_bound_ns;

@@ -157,7 +157,9 @@ RowsSummary export_rows(const std::filesystem::path &trace_dir, ws::Database *db
   AnalysisResult res = load_result(tr, eo);
   const DbFacts facts = read_db(db, eo.nodes);
   name_nodes(eo, facts, res);
-  return write_rows(eo, res, assign_places(res, facts), out);
+  RowsSummary sum = write_rows(eo, res, assign_places(res, facts), out);
+  sum.hostname = tr.hosts().front().hostname;
+  return sum;
 }
 
 } // namespace vprof::analyzer

@@ -230,7 +230,8 @@ std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
            std::to_string(res.messages_unreceived) + " sends unreceived\n";
   for (std::size_t i = 0; i < res.hosts.size(); ++i) {
     const HostClock &h = res.hosts[i];
-    out += "host " + std::to_string(i) + ": " + h.dir + ": ";
+    out += "host " + std::to_string(i) + ": " + h.dir +
+           (h.hostname.empty() ? "" : " (" + h.hostname + ")") + ": ";
     if (i == 0)
       out += "the reference clock";
     else
@@ -313,6 +314,7 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
     json hosts = json::array();
     for (const auto &h : res.hosts)
       hosts.push_back({{"dir", h.dir},
+                       {"hostname", h.hostname},
                        {"clock_samples", h.clock_samples},
                        {"offset_ns", h.offset_ns},
                        {"skew_bound_ns", h.skew_bound_ns},

@@ -303,7 +303,7 @@ void setup_export(CLI::App &sub, Context &ctx) {
   perfetto->excludes(out)->excludes(diff)->excludes(folded);
   parquet->excludes(out)->excludes(diff)->excludes(folded)->excludes(perfetto);
   sub.add_option("--host", g_export_host,
-                 "with --parquet: the host column (default: this machine's hostname)");
+                 "with --parquet: the host column (default: the host name the trace recorded)");
   sub.add_option("--run", g_export_run,
                  "with --parquet: the run column (default: the trace folder's name, iter-N)");
   sub.add_option("--intervals", g_export_intervals,
@@ -440,11 +440,6 @@ int export_parquet(Context &ctx) {
   auto db = open_workspace(ctx, false);
   fs::path dir = export_trace_dir(ctx, *db);
   fs::path out = fs::absolute(g_export_parquet);
-  std::string host = g_export_host;
-  if (host.empty()) {
-    char name[256] = {};
-    host = ::gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "localhost";
-  }
   std::string run = g_export_run.empty() ? dir.filename().string() : g_export_run;
   fs::create_directories(out);
   fs::path rows = out / ".vprof-rows";
@@ -456,6 +451,12 @@ int export_parquet(Context &ctx) {
     throw InputError(e.what());
   } catch (const analyzer::AnalysisError &e) {
     throw InputError(e.what());
+  }
+  // the host the trace recorded, else (a trace of an older runtime) this machine's
+  std::string host = !g_export_host.empty() ? g_export_host : sum.hostname;
+  if (host.empty()) {
+    char name[256] = {};
+    host = ::gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "localhost";
   }
   ProcessResult r = run_process({python.string(), "-m", "vprof_fleet", "convert", rows.string(),
                                  out.string(), "--host", host, "--run", run, "--quiet"},

@@ -76,6 +76,7 @@ static struct {
   uint64_t hz;
   uint64_t base_ticks, base_mono, base_real;
   uint64_t calib_ns;
+  char hostname[64];          /* gethostname() at clock start, NUL-terminated */
   uint64_t sample_period;     /* ticks between CLOCK records (0: none) */
   uint64_t last_sample_ticks; /* clock value of the process's last CLOCK record */
   pid_t pid;
@@ -214,6 +215,9 @@ static void clock_start(void) {
   g.base_real = realtime_ns();
   g.calib_ns = 0;
 #endif
+  /* the host whose clock this is (empty if it cannot be read) */
+  if (gethostname(g.hostname, sizeof g.hostname - 1) != 0)
+    g.hostname[0] = '\0';
   g.sample_period = (uint64_t)((double)g.opt.CLOCK_SAMPLE_MS * (double)g.hz / 1e3);
   g.last_sample_ticks = g.base_ticks;
 }
@@ -492,6 +496,7 @@ static void stream_open(rt_thread *t) {
   h->flags =
       __atomic_exchange_n(&g.fork_child_pending, 0, __ATOMIC_RELAXED) ? VPROF_STREAM_FORK_CHILD : 0;
   pthread_getname_np(pthread_self(), h->thread_name, sizeof h->thread_name);
+  memcpy(h->hostname, g.hostname, sizeof h->hostname);
   memcpy(h->magic, VPROF_TRACE_MAGIC, VPROF_TRACE_MAGIC_SIZE);
   if (t->seq < VPROF_MAX_STREAMS)
     __atomic_store_n(&g_streams[t->seq], h, __ATOMIC_RELEASE);

@@ -11,6 +11,7 @@ import json
 import os
 import pathlib
 import shutil
+import socket
 import subprocess
 import time
 
@@ -150,6 +151,8 @@ def test_two_namespaces_align_and_find_the_server_cause(namespaces, project, tmp
                        timeout=120)
     assert t.returncode == 0, t.stderr
     assert "skew bound +-" in t.stdout and "host 1: " in t.stdout, t.stdout[:2000]
+    # each host named as its processes recorded it (namespaces share the machine's name)
+    assert [h["hostname"] for h in j["hosts"]] == [socket.gethostname()] * 2, j["hosts"]
     print(f"offset {offset_ns} ns: recovered {server['offset_ns']:.0f} ns, "
           f"skew bound {server['skew_bound_ns']:.0f} ns, top place {top['name']}")
 

@@ -14,6 +14,7 @@ import json
 import os
 import pathlib
 import re
+import socket
 import subprocess
 import sys
 
@@ -123,6 +124,17 @@ def test_hosts_concatenate(vprof, tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == (f"[('host-a', 'iter-{iteration}'), "
                                 f"('host-b', 'iter-{iteration}')]"), r.stdout
+    # without --host: the host name the trace recorded (the machine that ran the program)
+    own = project / "parquet-own"
+    e = subprocess.run([str(vprof), "-C", str(project), "export", "--parquet", str(own)],
+                       capture_output=True, text=True, timeout=300)
+    assert e.returncode == 0, e.stderr
+    r = subprocess.run([str(VENV_PYTHON), "-c",
+                        "import sys, duckdb; print(duckdb.sql(\"SELECT DISTINCT host FROM "
+                        "read_parquet('\" + sys.argv[1] + \"/intervals.parquet')\").fetchall())",
+                        str(own)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == f"[('{socket.gethostname()}',)]", r.stdout
 
 
 def test_missing_venv_names_the_fix(vprof, tmp_path):

@@ -180,6 +180,7 @@ struct GroupResult {
 // clock was placed on the first host's time line.
 struct HostClock {
   std::string dir;
+  std::string hostname;            // recorded by its processes (empty: unknown)
   std::uint64_t clock_samples = 0; // (clock, CLOCK_REALTIME) pairs its streams carry
   // its CLOCK_REALTIME ran ahead of the first host's by offset_ns (estimated from the
   // message edges); the truth lies within +- skew_bound_ns (< 0: unknown, no edges both ways)
@@ -334,6 +335,7 @@ struct RowsSummary {
   std::uint64_t intervals = 0; // rows of intervals.tsv
   std::uint64_t nodes = 0;     // rows of nodes.tsv (the calling-context tree)
   std::uint64_t rows = 0;      // rows of node_times.tsv (interval x node)
+  std::string hostname;        // the host the trace recorded (empty: none recorded)
 };
 // Writes the per-interval node times of `trace_dir` — the whole input of the variance trees,
 // places included — into the folder `out` as three tab-separated files with a header line

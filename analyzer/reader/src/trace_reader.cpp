@@ -216,6 +216,7 @@ Stream::Stream(const std::filesystem::path &file) {
   info_.committed_records = h.committed_records;
   info_.flags = h.flags;
   info_.thread_name.assign(h.thread_name, strnlen(h.thread_name, sizeof h.thread_name));
+  info_.hostname.assign(h.hostname, strnlen(h.hostname, sizeof h.hostname));
   data_offset_ = h.data_offset;
   window_offset_ = h.window_offset;
 
@@ -525,6 +526,8 @@ Trace Trace::open(const std::filesystem::path &dir, const OpenOptions &opt) {
     s.run_offset_ = static_cast<std::int64_t>(s.info().base_ticks - t.run_base_);
   HostInfo host;
   host.dir = dir;
+  if (!t.streams_.empty())
+    host.hostname = t.streams_.front().info().hostname;
   host.base_ticks = t.run_base_;
   host.ticks_per_second = t.hz_;
   t.hosts_.push_back(std::move(host));

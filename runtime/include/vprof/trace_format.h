@@ -94,7 +94,9 @@ enum vprof_clock_kind {
  *   152    8 end_ticks         clock value of the end clock sample (0: none yet): written
  *                              when the thread or the process ends, after end_realtime_ns
  *   160    8 end_realtime_ns   CLOCK_REALTIME at end_ticks
- *   168   88 reserved          zero
+ *   168   64 hostname          NUL-padded gethostname() of the process at start-up: names
+ *                              the host of this trace (several hosts: docs/multihost.md)
+ *   232   24 reserved          zero
  *
  * Clock samples: (base_ticks, base_realtime_ns), (end_ticks, end_realtime_ns) and the
  * CLOCK records of the streams pair the stream clock with CLOCK_REALTIME, so that the
@@ -126,7 +128,8 @@ typedef struct vprof_stream_header {
   uint64_t window_base;
   uint64_t end_ticks;
   uint64_t end_realtime_ns;
-  uint8_t reserved[88];
+  char hostname[64];
+  uint8_t reserved[24];
 } vprof_stream_header;
 
 /*

@@ -57,6 +57,7 @@ struct StreamInfo {
   std::uint64_t window_count = 0;      // records read from the window (after those)
   std::uint32_t flags = 0;
   std::string thread_name;
+  std::string hostname; // the host's name when the process started (empty: unknown)
 };
 
 // One per-thread stream file, mapped read-only. Opening validates the header (magic,
@@ -143,6 +144,7 @@ struct ProcessInfo {
 // the first one's time line through their clock samples and the message edges between them.
 struct HostInfo {
   std::filesystem::path dir;
+  std::string hostname;          // its processes' host name (the first stream's; may be empty)
   std::uint64_t base_ticks = 0;  // the earliest base_ticks of its processes
   double ticks_per_second = 0;   // that process's clock frequency
   std::size_t clock_samples = 0; // (clock, CLOCK_REALTIME) pairs found
