@@ -149,6 +149,30 @@ TEST(Pictures, HtmlIsSelfContainedAndCarriesTheData) {
   EXPECT_NE(page.find("\"history\""), std::string::npos);
 }
 
+TEST(Pictures, HtmlListsTheHostsOfSeveralDirectories) {
+  std::vector<std::pair<int, int>> xs;
+  for (int i = 0; i < 40; ++i)
+    xs.push_back({100 + (i * 37) % 400, 40 + i % 3});
+  auto res = va::analyze(two_children("hosts", xs), nullptr, {});
+  EXPECT_NE(va::render_html(res, {}).find("\"hosts\":[]"), std::string::npos) << "one directory";
+  va::HostClock client, server;
+  client.dir = "/traces/client";
+  client.hostname = "front-1";
+  server.dir = "/traces/server";
+  server.hostname = "db-1";
+  server.offset_ns = 5e6;
+  server.skew_bound_ns = 6070;
+  server.edges_in = server.edges_out = 400;
+  res.hosts = {client, server};
+  std::string page = va::render_html(res, {});
+  const auto at = page.find("\"hosts\":[{");
+  ASSERT_NE(at, std::string::npos);
+  const auto db = page.find("\"hostname\":\"db-1\"", at), front = page.find("front-1", at);
+  EXPECT_NE(db, std::string::npos);
+  EXPECT_LT(front, db) << "in directory order, the reference clock first";
+  EXPECT_NE(page.find("\"skew_bound_ns\":6070", at), std::string::npos);
+}
+
 TEST(Pictures, HistogramCountsEveryInterval) {
   std::vector<std::pair<int, int>> xs;
   for (int i = 0; i < 57; ++i)

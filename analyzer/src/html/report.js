@@ -223,6 +223,20 @@
   var main = el("main");
   app.appendChild(main);
   data.warnings.forEach(function (w) { main.appendChild(el("div", { class: "warning", text: "warning: " + w })); });
+  if (data.hosts.length) {
+    // several trace directories on one time line: each host's clock correction
+    main.appendChild(el("h2", { text: "Hosts" }));
+    main.appendChild(table([
+      { title: "host", help: "trace directory (the first is the reference clock)", name: true, value: function (h) { return h.dir; } },
+      { title: "name", help: "the host name its processes recorded", name: true, value: function (h) { return h.hostname; } },
+      { title: "clock offset", help: "its wall clock ran ahead of the reference's by this much (estimated from the message edges)", value: function (h) { return h === data.hosts[0] ? "reference" : h.offset_ns; }, format: function (v) { return typeof v === "number" ? (v / 1e6).toFixed(6) + " ms" : v; } },
+      { title: "skew bound", help: "the true offset lies within the offset +- this (unknown without edges both ways)", value: function (h) { return h === data.hosts[0] ? "" : h.skew_bound_ns; }, format: function (v) { return typeof v !== "number" ? v : v < 0 ? "unknown" : "\u00b1" + ns(v); } },
+      { title: "clock samples", value: function (h) { return h.clock_samples; } },
+      { title: "edges out", value: function (h) { return h.edges_out; } },
+      { title: "edges in", value: function (h) { return h.edges_in; } },
+      { title: "violations", help: "message edges received before they were sent on the merged time line", value: function (h) { return h.violations; } }
+    ], data.hosts));
+  }
 
   var tabs = el("div", { class: "tabs" }), sections = [], drawers = [];
   main.appendChild(tabs);
