@@ -332,11 +332,23 @@ std::string ms_text(double ns) {
   return buf;
 }
 
+// "pid N", and with several hosts "pid N on <host name or directory>".
+std::string process_track_name(const trace::Trace &tr, std::uint32_t host, std::uint32_t pid) {
+  std::string name = "pid " + std::to_string(pid);
+  if (tr.hosts().size() < 2)
+    return name;
+  const auto &h = tr.hosts()[host];
+  return name + " on " +
+         (h.hostname.empty() ? h.dir.string()
+                             : h.hostname + " (" + h.dir.filename().string() + ")");
+}
+
 } // namespace
 
-PerfettoSummary export_perfetto(const std::filesystem::path &trace_dir, ws::Database *db,
-                                const std::filesystem::path &out, const PerfettoOptions &opt) {
-  trace::Trace tr = trace::Trace::open(trace_dir);
+PerfettoSummary export_perfetto(const std::vector<std::filesystem::path> &trace_dirs,
+                                ws::Database *db, const std::filesystem::path &out,
+                                const PerfettoOptions &opt) {
+  trace::Trace tr = trace::Trace::open(trace_dirs);
   AnalyzeOptions ao;
   ao.bootstrap_samples = 0;
   ao.whatif_factors = 0;
@@ -350,7 +362,7 @@ PerfettoSummary export_perfetto(const std::filesystem::path &trace_dir, ws::Data
   detail::EngineOutput all = detail::run_engine(tr, eopt);
   std::vector<Selected> chosen = select_intervals(all, opt);
   if (chosen.empty())
-    throw AnalysisError(trace_dir.string() + ": no finished interval" +
+    throw AnalysisError(trace_dirs.front().string() + ": no finished interval" +
                         (opt.label.empty() ? std::string() : " labelled '" + opt.label + "'") +
                         (opt.intervals.empty() ? "" : " with the ids asked for"));
   std::unordered_set<std::uint64_t> ids;
@@ -376,18 +388,24 @@ PerfettoSummary export_perfetto(const std::filesystem::path &trace_dir, ws::Data
       for (const auto &piece : it->second->pieces)
         windows[piece.thread].push_back({c.rec->begin, c.rec->end});
   const auto &streams = tr.streams();
-  std::set<std::uint32_t> pids;
-  for (const auto &[th, win] : windows)
-    pids.insert(streams[th].info().pid);
+  // one process track per (host, pid): pids of different hosts may repeat
   constexpr std::uint64_t kProcessUuid = 1ull << 40, kThreadUuid = 2ull << 40,
                           kIntervalUuid = 3ull << 40, kLabelUuid = 4ull << 40;
-  for (auto pid : pids)
-    w.process_track(kProcessUuid + pid, pid, "pid " + std::to_string(pid));
+  auto process_uuid = [&](const trace::StreamInfo &info, std::uint32_t host) {
+    return kProcessUuid + (std::uint64_t{host} << 32) + info.pid;
+  };
+  std::set<std::pair<std::uint32_t, std::uint32_t>> processes; // (host, pid)
+  for (const auto &[th, win] : windows)
+    processes.insert({streams[th].host(), streams[th].info().pid});
+  for (const auto &[host, pid] : processes)
+    w.process_track(kProcessUuid + (std::uint64_t{host} << 32) + pid, pid,
+                    process_track_name(tr, host, pid));
   for (const auto &[th, win] : windows) {
     const auto &info = streams[th].info();
     std::string name =
         info.thread_name.empty() ? "tid " + std::to_string(info.tid) : info.thread_name;
-    w.thread_track(kThreadUuid + th, kProcessUuid + info.pid, info.pid, info.tid, name);
+    w.thread_track(kThreadUuid + th, process_uuid(info, streams[th].host()), info.pid, info.tid,
+                   name);
     thread_slices(w, tr, streams[th], kThreadUuid + th, merged(win), site_name, ns_per_tick);
   }
   const std::size_t thread_slices_written = w.slices;

@@ -148,10 +148,10 @@ RowsSummary write_rows(const EngineOutput &eo, const AnalysisResult &res, const 
 
 } // namespace detail
 
-RowsSummary export_rows(const std::filesystem::path &trace_dir, ws::Database *db,
+RowsSummary export_rows(const std::vector<std::filesystem::path> &trace_dirs, ws::Database *db,
                         const std::filesystem::path &out) {
   using namespace detail;
-  auto tr = trace::Trace::open(trace_dir);
+  auto tr = trace::Trace::open(trace_dirs);
   EngineOutput eo = run_engine(tr, engine_options(db));
   // the nodes and places exactly as analyze_trace names them
   AnalysisResult res = load_result(tr, eo);

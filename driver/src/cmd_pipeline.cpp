@@ -284,6 +284,7 @@ std::vector<std::uint64_t> g_export_intervals;
 std::string g_export_parquet;
 std::string g_export_host;
 std::string g_export_run;
+std::vector<std::string> g_export_dirs;
 
 void setup_export(CLI::App &sub, Context &ctx) {
   add_plan_flags(sub, ctx);
@@ -306,6 +307,10 @@ void setup_export(CLI::App &sub, Context &ctx) {
                  "with --parquet: the host column (default: the host name the trace recorded)");
   sub.add_option("--run", g_export_run,
                  "with --parquet: the run column (default: the trace folder's name, iter-N)");
+  sub.add_option("trace_dir", g_export_dirs,
+                 "with --folded, --perfetto or --parquet: the trace directories to read (default: "
+                 "the iteration's); several: one per host, merged as `vprof analyze DIR...` "
+                 "merges them");
   sub.add_option("--intervals", g_export_intervals,
                  "with --perfetto: the interval ids to export (default: the slowest, p99 and "
                  "above, and as many median ones)")
@@ -330,11 +335,23 @@ void setup_export(CLI::App &sub, Context &ctx) {
       "T and body time B on the critical path), the whole input of the variance trees, for\n"
       "SQL engines (DuckDB, Spark SQL, Trino; the SQL ships in python/vprof_fleet, see\n"
       "docs/fleet.md). Rows of many hosts and runs concatenate: --host and --run name them.\n"
-      "Parquet is written by pyarrow in the project venv (bash cmake/install-venv.sh).");
+      "Parquet is written by pyarrow in the project venv (bash cmake/install-venv.sh).\n"
+      "The three read the iteration's trace, or the trace directories given after the options:\n"
+      "several (one per host) are merged on one time line as `vprof analyze DIR...` merges\n"
+      "them (docs/multihost.md); --parquet's host column is then the first one's host name.");
 }
 
-// The trace the exports read: that of --iteration, else of the newest analysed iteration.
-fs::path export_trace_dir(const Context &ctx, ws::Database &db) {
+// The trace the exports read: the directories given, else that of --iteration, else of the
+// newest analysed iteration.
+std::vector<fs::path> export_trace_dirs(const Context &ctx, ws::Database &db) {
+  std::vector<fs::path> dirs;
+  for (const auto &d : g_export_dirs) {
+    dirs.push_back(fs::absolute(d));
+    if (!fs::is_directory(dirs.back()))
+      throw InputError(dirs.back().string() + ": no such trace directory");
+  }
+  if (!dirs.empty())
+    return dirs;
   int it = g_export_iteration;
   if (it < 0) {
     auto history = analyzer::iteration_history(db);
@@ -344,17 +361,25 @@ fs::path export_trace_dir(const Context &ctx, ws::Database &db) {
   if (!fs::is_directory(dir))
     throw InputError(dir.string() + ": no trace of iteration " + std::to_string(it) +
                      " (run `vprof loop`, or pass --iteration)");
-  return dir;
+  return {dir};
+}
+
+// The directories as one string for messages.
+std::string dir_names(const std::vector<fs::path> &dirs) {
+  std::string names;
+  for (const auto &d : dirs)
+    names += (names.empty() ? "" : ", ") + d.string();
+  return names;
 }
 
 // `vprof export --folded`: the variance tree of one interval type as folded stacks.
 int export_folded(Context &ctx) {
   auto db = open_workspace(ctx, false);
-  fs::path dir = export_trace_dir(ctx, *db);
-  ctx.progress("analyzing " + dir.string());
+  const std::vector<fs::path> dirs = export_trace_dirs(ctx, *db);
+  ctx.progress("analyzing " + dir_names(dirs));
   analyzer::AnalysisResult res;
   try {
-    res = analyzer::analyze(dir, db.get(), analyze_options(ctx.cfg));
+    res = analyzer::analyze(dirs, db.get(), analyze_options(ctx.cfg));
   } catch (const trace::TraceError &e) {
     throw InputError(e.what());
   }
@@ -363,7 +388,7 @@ int export_folded(Context &ctx) {
     if (g.label == g_export_label)
       group = &g;
   if (!group)
-    throw InputError(dir.string() + ": no intervals labelled '" + g_export_label + "'");
+    throw InputError(dir_names(dirs) + ": no intervals labelled '" + g_export_label + "'");
   analyzer::FoldedStacks fs = analyzer::render_folded(res, *group);
   fs::path out = fs::absolute(g_export_folded);
   fs::path neg = out.parent_path() / (out.stem().string() + ".negative" + out.extension().string());
@@ -386,14 +411,14 @@ int export_folded(Context &ctx) {
 // `vprof export --perfetto`: the critical paths of chosen intervals as a Perfetto trace.
 int export_perfetto(Context &ctx) {
   auto db = open_workspace(ctx, false);
-  fs::path dir = export_trace_dir(ctx, *db);
+  const std::vector<fs::path> dirs = export_trace_dirs(ctx, *db);
   analyzer::PerfettoOptions po;
   po.intervals = g_export_intervals;
   po.label = g_export_label;
-  ctx.progress("analyzing " + dir.string());
+  ctx.progress("analyzing " + dir_names(dirs));
   analyzer::PerfettoSummary sum;
   try {
-    sum = analyzer::export_perfetto(dir, db.get(), fs::absolute(g_export_perfetto), po);
+    sum = analyzer::export_perfetto(dirs, db.get(), fs::absolute(g_export_perfetto), po);
   } catch (const trace::TraceError &e) {
     throw InputError(e.what());
   } catch (const analyzer::AnalysisError &e) {
@@ -438,15 +463,15 @@ fs::path fleet_python() {
 int export_parquet(Context &ctx) {
   fs::path python = fleet_python();
   auto db = open_workspace(ctx, false);
-  fs::path dir = export_trace_dir(ctx, *db);
+  const std::vector<fs::path> dirs = export_trace_dirs(ctx, *db);
   fs::path out = fs::absolute(g_export_parquet);
-  std::string run = g_export_run.empty() ? dir.filename().string() : g_export_run;
+  std::string run = g_export_run.empty() ? dirs.front().filename().string() : g_export_run;
   fs::create_directories(out);
   fs::path rows = out / ".vprof-rows";
-  ctx.progress("analyzing " + dir.string());
+  ctx.progress("analyzing " + dir_names(dirs));
   analyzer::RowsSummary sum;
   try {
-    sum = analyzer::export_rows(dir, db.get(), rows);
+    sum = analyzer::export_rows(dirs, db.get(), rows);
   } catch (const trace::TraceError &e) {
     throw InputError(e.what());
   } catch (const analyzer::AnalysisError &e) {
@@ -473,6 +498,10 @@ int export_parquet(Context &ctx) {
 }
 
 int run_export(Context &ctx) {
+  if (!g_export_dirs.empty() && g_export_parquet.empty() && g_export_folded.empty() &&
+      g_export_perfetto.empty())
+    throw UsageError("trace directories go with --folded, --perfetto or --parquet (--out and "
+                     "--diff export the instrumented sources)");
   if (!g_export_parquet.empty())
     return export_parquet(ctx);
   if (!g_export_folded.empty())

@@ -20,6 +20,7 @@ import pytest
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 MINIDB = ROOT / "benchmarks" / "minidb"
 REQUESTS = 400
+VENV_PYTHON = pathlib.Path(os.environ.get("VPROF_VENV", ROOT / ".venv")) / "bin" / "python"
 PLANT_US = 500
 
 
@@ -155,6 +156,35 @@ def test_two_namespaces_align_and_find_the_server_cause(namespaces, project, tmp
     assert [h["hostname"] for h in j["hosts"]] == [socket.gethostname()] * 2, j["hosts"]
     print(f"offset {offset_ns} ns: recovered {server['offset_ns']:.0f} ns, "
           f"skew bound {server['skew_bound_ns']:.0f} ns, top place {top['name']}")
+    if offset_ns > 0:  # the pictures and the rows of the merged trace, once
+        exports_read_several_directories(vprof, proj, dirs, tmp_path)
+
+
+def exports_read_several_directories(vprof, proj, dirs, tmp_path):
+    """--perfetto, --folded and --parquet given both hosts' directories export the merged
+    trace: the critical paths cross from the client's process track into the server's."""
+    def export(*args):
+        r = subprocess.run([str(vprof), "-C", str(proj), "export", *args, *dirs],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 0, r.stderr
+    export("--perfetto", str(tmp_path / "hosts.pftrace"))
+    check = subprocess.run([str(VENV_PYTHON), str(ROOT / "tests" / "analyzer" / "perfetto_check.py"),
+                            str(tmp_path / "hosts.pftrace")], capture_output=True, text=True,
+                           timeout=120)
+    assert check.returncode == 0, check.stderr
+    pf = json.loads(check.stdout)
+    assert pf["nesting_errors"] == 0 and pf["undeclared_tracks"] == 0 and pf["flows_paired"]
+    names = {t["name"] for t in pf["thread_tracks"]}
+    assert {"minidb-client", "minidb"} <= names, names
+    assert len({t["parent"] for t in pf["thread_tracks"]}) == 2  # a process track per host
+    export("--folded", str(tmp_path / "hosts.folded"))
+    assert "planted_stall" in (tmp_path / "hosts.folded").read_text()
+    export("--parquet", str(tmp_path / "pq"))
+    r = subprocess.run([str(VENV_PYTHON), "-c",
+                        "import sys, duckdb; print(duckdb.sql(\"SELECT COUNT(*) FROM read_parquet('\""
+                        " + sys.argv[1] + \"/intervals.parquet')\").fetchall()[0][0])",
+                        str(tmp_path / "pq")], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0 and int(r.stdout) == REQUESTS, r.stdout + r.stderr
 
 
 def test_a_directory_that_is_not_a_trace_is_named(build_dir, tmp_path):

@@ -318,15 +318,17 @@ struct PerfettoSummary {
   std::size_t flows = 0;       // wake-up edges on them (one flow arrow each)
   std::uint64_t bytes = 0;
 };
-// Writes the critical paths of the selected intervals of `trace_dir` as a Perfetto trace
-// (protobuf TrackEvent, opened by ui.perfetto.dev or trace_processor): a track per thread on
+// Writes the critical paths of the selected intervals of the trace (several directories: one
+// per host, on one time line, docs/multihost.md; a process track per host and pid) as a Perfetto
+// trace (protobuf TrackEvent, opened by ui.perfetto.dev or trace_processor): a track per thread on
 // those paths (grouped by process) with the probed functions and waits as nested slices,
 // and a track per interval with its critical path stretch by stretch (a child track per
 // thread), joined by flow arrows along the wake-up edges the path takes. `db` (may be null)
 // names the sites. Throws trace::TraceError for a corrupt trace, AnalysisError when nothing
 // matches the selection or `out` cannot be written. Cost: three passes over the trace.
-PerfettoSummary export_perfetto(const std::filesystem::path &trace_dir, ws::Database *db,
-                                const std::filesystem::path &out, const PerfettoOptions &opt = {});
+PerfettoSummary export_perfetto(const std::vector<std::filesystem::path> &trace_dirs,
+                                ws::Database *db, const std::filesystem::path &out,
+                                const PerfettoOptions &opt = {});
 
 // ---- fleet analysis: the variance trees' whole input as rows (docs/fleet.md) ----------
 
@@ -337,7 +339,8 @@ struct RowsSummary {
   std::uint64_t rows = 0;      // rows of node_times.tsv (interval x node)
   std::string hostname;        // the host the trace recorded (empty: none recorded)
 };
-// Writes the per-interval node times of `trace_dir` — the whole input of the variance trees,
+// Writes the per-interval node times of the trace (several directories: one per host, merged
+// as analyze() merges them) — the whole input of the variance trees,
 // places included — into the folder `out` as three tab-separated files with a header line
 // (doubles in shortest round-trip form, so the numbers read back are the analyzer's bit for
 // bit; schema in docs/fleet.md):
@@ -348,7 +351,7 @@ struct RowsSummary {
 // (T_n, B_n of an absent node are 0). `db` (may be null) names sites and places as the
 // analysis does. Throws trace::TraceError for a corrupt trace, AnalysisError when `out`
 // cannot be written. Cost: one engine pass; memory as analyze(), output ~40 B per row.
-RowsSummary export_rows(const std::filesystem::path &trace_dir, ws::Database *db,
+RowsSummary export_rows(const std::vector<std::filesystem::path> &trace_dirs, ws::Database *db,
                         const std::filesystem::path &out);
 
 } // namespace vprof::analyzer
