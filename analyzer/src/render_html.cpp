@@ -1,6 +1,7 @@
 // The HTML report (docs/analyzer.md, "Pictures"): one self-contained page. This file only
 // turns an AnalysisResult into the page's data (JSON) and wraps it in the page's static
 // parts (html/report.css, html/report.js, embedded at build time); the drawing is the script's.
+#include "host_json.hpp"
 #include "node_kind.hpp"
 #include "vprof/analyzer.hpp"
 
@@ -153,21 +154,6 @@ json group_data(const AnalysisResult &res, const GroupResult &g, const HtmlOptio
           {"flame", flame_rows(res, g, opt)}};
 }
 
-// The hosts of a multi-host trace (docs/multihost.md): none for one directory.
-json hosts_data(const std::vector<HostClock> &hosts) {
-  json out = json::array();
-  for (const auto &h : hosts)
-    out.push_back({{"dir", h.dir},
-                   {"hostname", h.hostname},
-                   {"offset_ns", h.offset_ns},
-                   {"skew_bound_ns", h.skew_bound_ns},
-                   {"clock_samples", h.clock_samples},
-                   {"edges_out", h.edges_out},
-                   {"edges_in", h.edges_in},
-                   {"violations", h.violations}});
-  return out;
-}
-
 json history_data(const std::vector<IterationSummary> &history) {
   json out = json::array();
   for (const auto &h : history)
@@ -251,7 +237,7 @@ std::string render_html(const AnalysisResult &res, const HtmlOptions &opt) {
                  {"wake_edges", res.wake_edges},
                  {"unfinished", res.intervals_unfinished}};
   data["warnings"] = res.warnings;
-  data["hosts"] = hosts_data(res.hosts);
+  data["hosts"] = detail::hosts_json(res.hosts); // none for one directory
   data["ranking"] = res.ranking == Ranking::Net ? "net" : "vprofiler";
   data["history"] = history_data(opt.history);
   json groups = json::array();

@@ -1,5 +1,6 @@
 // Reports of an analysis: a readable text report (latency, variance tree, ranked factor
 // table, what-if table per group) and the same content as JSON.
+#include "host_json.hpp"
 #include "node_kind.hpp"
 #include "vprof/analyzer.hpp"
 
@@ -310,20 +311,8 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
                      {"cross_host_edges", res.cross_host_edges},
                      {"unmatched_receives", res.messages_unmatched},
                      {"unreceived_sends", res.messages_unreceived}};
-  if (!res.hosts.empty()) {
-    json hosts = json::array();
-    for (const auto &h : res.hosts)
-      hosts.push_back({{"dir", h.dir},
-                       {"hostname", h.hostname},
-                       {"clock_samples", h.clock_samples},
-                       {"offset_ns", h.offset_ns},
-                       {"skew_bound_ns", h.skew_bound_ns},
-                       {"edges_out", h.edges_out},
-                       {"edges_in", h.edges_in},
-                       {"violations", h.violations},
-                       {"worst_violation_ns", h.worst_violation_ns}});
-    j["hosts"] = hosts;
-  }
+  if (!res.hosts.empty())
+    j["hosts"] = detail::hosts_json(res.hosts);
   j["abandoned_frames"] = res.abandoned_frames;
   j["H"] = res.H;
   j["heights_from_db"] = res.heights_from_db;
