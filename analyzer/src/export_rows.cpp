@@ -14,6 +14,7 @@
 #include <cstdio>
 #include <fstream>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 namespace vprof::analyzer {
@@ -72,7 +73,8 @@ private:
 namespace detail {
 
 RowsSummary write_rows(const EngineOutput &eo, const AnalysisResult &res, const PlaceTable &pt,
-                       const std::filesystem::path &out) {
+                       const std::filesystem::path &out,
+                       const std::vector<std::string> &interval_hosts) {
   std::error_code ec;
   std::filesystem::create_directories(out, ec);
   if (ec)
@@ -98,13 +100,14 @@ RowsSummary write_rows(const EngineOutput &eo, const AnalysisResult &res, const 
   // Per interval, the self times summed per node and the inclusive times accumulated from
   // the children up, in the order and arithmetic of group_times: the same doubles.
   const double ns_per_tick = 1e9 / eo.ticks_per_second;
-  TsvFile iv_file(out / "intervals.tsv", "interval\tlabel\tlatency_ns");
+  TsvFile iv_file(out / "intervals.tsv", "interval\tlabel\tlatency_ns\thost");
   TsvFile nt_file(out / "node_times.tsv", "interval\tnode\tt_ns\tb_ns");
   std::vector<double> S(N, 0.0), T(N, 0.0);
   std::vector<char> seen(N, 0);
   std::vector<std::uint32_t> touched;
   std::string line;
-  for (const auto &r : eo.intervals) {
+  for (std::size_t i = 0; i < eo.intervals.size(); ++i) {
+    const auto &r = eo.intervals[i];
     touched.clear();
     auto touch = [&](std::uint32_t nd) {
       if (!seen[nd]) {
@@ -131,6 +134,9 @@ RowsSummary write_rows(const EngineOutput &eo, const AnalysisResult &res, const 
     const std::string id = std::to_string(r.id);
     line = id + '\t' + field(eo.labels[r.label]) + '\t';
     put(line, T[0]);
+    line += '\t';
+    if (i < interval_hosts.size())
+      line += field(interval_hosts[i]);
     iv_file.row(line);
     for (auto nd : touched) {
       line = id + '\t' + std::to_string(nd) + '\t';
@@ -148,6 +154,23 @@ RowsSummary write_rows(const EngineOutput &eo, const AnalysisResult &res, const 
 
 } // namespace detail
 
+namespace {
+// The host name each interval began on: its process's host (pids are distinct across the
+// hosts of one analysis, docs/multihost.md "Limits"); empty where the trace recorded none.
+std::vector<std::string> interval_hosts(const trace::Trace &tr, const detail::EngineOutput &eo) {
+  std::unordered_map<std::uint32_t, const std::string *> host_of_pid;
+  for (const auto &p : tr.processes())
+    host_of_pid.emplace(p.pid, &tr.hosts()[p.host].hostname);
+  std::vector<std::string> out;
+  out.reserve(eo.intervals.size());
+  for (const auto &r : eo.intervals) {
+    auto it = host_of_pid.find(r.pid);
+    out.push_back(it != host_of_pid.end() ? *it->second : std::string());
+  }
+  return out;
+}
+} // namespace
+
 RowsSummary export_rows(const std::vector<std::filesystem::path> &trace_dirs, ws::Database *db,
                         const std::filesystem::path &out) {
   using namespace detail;
@@ -157,7 +180,7 @@ RowsSummary export_rows(const std::vector<std::filesystem::path> &trace_dirs, ws
   AnalysisResult res = load_result(tr, eo);
   const DbFacts facts = read_db(db, eo.nodes);
   name_nodes(eo, facts, res);
-  RowsSummary sum = write_rows(eo, res, assign_places(res, facts), out);
+  RowsSummary sum = write_rows(eo, res, assign_places(res, facts), out, interval_hosts(tr, eo));
   sum.hostname = tr.hosts().front().hostname;
   return sum;
 }

@@ -149,9 +149,11 @@ void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::si
 // ---- rows for SQL engines (export_rows.cpp) -------------------------------------------
 
 // The rows of export_rows (analyzer.hpp) from an engine output whose nodes are named
-// (res.nodes, by name_nodes) and placed (`pt`, by assign_places).
+// (res.nodes, by name_nodes) and placed (`pt`, by assign_places). `interval_hosts`: the host
+// name of each of eo.intervals (where it began), or empty: every host cell empty.
 RowsSummary write_rows(const EngineOutput &eo, const AnalysisResult &res, const PlaceTable &pt,
-                       const std::filesystem::path &out);
+                       const std::filesystem::path &out,
+                       const std::vector<std::string> &interval_hosts = {});
 
 // Population variance / covariance (divide by n): the one estimator used everywhere.
 double cov_of(const Eigen::VectorXd &x, const Eigen::VectorXd &y);

@@ -304,7 +304,8 @@ void setup_export(CLI::App &sub, Context &ctx) {
   perfetto->excludes(out)->excludes(diff)->excludes(folded);
   parquet->excludes(out)->excludes(diff)->excludes(folded)->excludes(perfetto);
   sub.add_option("--host", g_export_host,
-                 "with --parquet: the host column (default: the host name the trace recorded)");
+                 "with --parquet: the host column of every row (default: the host name the trace "
+                 "recorded where each interval began)");
   sub.add_option("--run", g_export_run,
                  "with --parquet: the run column (default: the trace folder's name, iter-N)");
   sub.add_option("trace_dir", g_export_dirs,
@@ -338,7 +339,7 @@ void setup_export(CLI::App &sub, Context &ctx) {
       "Parquet is written by pyarrow in the project venv (bash cmake/install-venv.sh).\n"
       "The three read the iteration's trace, or the trace directories given after the options:\n"
       "several (one per host) are merged on one time line as `vprof analyze DIR...` merges\n"
-      "them (docs/multihost.md); --parquet's host column is then the first one's host name.");
+      "them (docs/multihost.md); --parquet's host column names the host each interval began on.");
 }
 
 // The trace the exports read: the directories given, else that of --iteration, else of the
@@ -477,21 +478,28 @@ int export_parquet(Context &ctx) {
   } catch (const analyzer::AnalysisError &e) {
     throw InputError(e.what());
   }
-  // the host the trace recorded, else (a trace of an older runtime) this machine's
-  std::string host = !g_export_host.empty() ? g_export_host : sum.hostname;
+  // --host names every row; else each interval's host is the one its trace recorded where
+  // it began, and this machine's name stands in where a trace (of an older runtime) has none
+  std::vector<std::string> cmd = {python.string(), "-m",    "vprof_fleet", "convert", rows.string(),
+                                  out.string(),    "--run", run,           "--quiet"};
+  std::string host = g_export_host;
   if (host.empty()) {
     char name[256] = {};
-    host = ::gethostname(name, sizeof name - 1) == 0 && name[0] ? name : "localhost";
+    cmd.insert(cmd.end(), {"--default-host", ::gethostname(name, sizeof name - 1) == 0 && name[0]
+                                                 ? std::string(name)
+                                                 : std::string("localhost")});
+    host = sum.hostname.empty() ? cmd.back() : sum.hostname;
+  } else {
+    cmd.insert(cmd.end(), {"--host", host});
   }
-  ProcessResult r = run_process({python.string(), "-m", "vprof_fleet", "convert", rows.string(),
-                                 out.string(), "--host", host, "--run", run, "--quiet"},
-                                ProcessOptions{});
+  ProcessResult r = run_process(cmd, ProcessOptions{});
   fs::remove_all(rows);
   if (r.exit_code != 0)
     throw std::runtime_error("vprof_fleet convert failed (" + r.describe() + ")");
-  ctx.progress("parquet: " + std::to_string(sum.intervals) + " intervals, " +
-               std::to_string(sum.rows) + " interval x node rows, " + std::to_string(sum.nodes) +
-               " tree nodes (host " + host + ", run " + run + ")");
+  ctx.progress(
+      "parquet: " + std::to_string(sum.intervals) + " intervals, " + std::to_string(sum.rows) +
+      " interval x node rows, " + std::to_string(sum.nodes) + " tree nodes (host " + host +
+      (dirs.size() > 1 && g_export_host.empty() ? " and others" : "") + ", run " + run + ")");
   *ctx.out << (out / "intervals.parquet").string() << "\n"
            << (out / "node_times.parquet").string() << "\n";
   return kExitOk;

@@ -1,6 +1,7 @@
 """Command line of vprof_fleet (docs/fleet.md):
 
-    python -m vprof_fleet convert ROWS_DIR OUT_DIR --host H --run R   # TSV rows -> Parquet
+    python -m vprof_fleet convert ROWS_DIR OUT_DIR --run R [--host H] [--default-host H]
+                                                                      # TSV rows -> Parquet
     python -m vprof_fleet analyze DIR... [--json] [--query latency|nodes|places]
     python -m vprof_fleet sql NAME                                    # print the portable SQL
 
@@ -31,7 +32,10 @@ def main(argv=None) -> int:
     c = sub.add_parser("convert", help="the analyzer's TSV rows into Parquet")
     c.add_argument("rows_dir")
     c.add_argument("out_dir")
-    c.add_argument("--host", required=True)
+    c.add_argument("--host", help="the host column of every row (default: each interval's "
+                                  "own, as the trace recorded it)")
+    c.add_argument("--default-host", default="",
+                   help="the host of intervals whose trace recorded none")
     c.add_argument("--run", required=True)
     c.add_argument("--quiet", action="store_true", help="no summary line on stderr")
     a = sub.add_parser("analyze", help="the decomposition as SQL on DuckDB")
@@ -46,7 +50,8 @@ def main(argv=None) -> int:
     try:
         if args.cmd == "convert":
             from .convert import convert
-            got = convert(args.rows_dir, args.out_dir, host=args.host, run=args.run)
+            got = convert(args.rows_dir, args.out_dir, host=args.host, run=args.run,
+                          default_host=args.default_host)
             if not args.quiet:
                 print(f"vprof_fleet: {got['intervals']} intervals, {got['node_times']} "
                       f"interval x node rows -> {args.out_dir}", file=sys.stderr)

@@ -33,10 +33,24 @@ def _nullable(col: pa.Array) -> pa.Array:
     return pc.if_else(pc.equal(col, ""), pa.scalar(None, pa.string()), col)
 
 
-def convert(rows_dir, out_dir, host: str, run: str, batch_bytes: int = 64 << 20) -> dict:
+def _hosts(ivs, host, default_host: str) -> pa.DictionaryArray:
+    """The host of each interval: `host` for all when given; else the one intervals.tsv
+    names (the host name the trace recorded where the interval began), `default_host` where
+    it names none (a trace of an older runtime, or rows without the column)."""
+    n = ivs.num_rows
+    if host is not None or "host" not in ivs.column_names:
+        return _constant(host if host is not None else default_host, n)
+    col = ivs["host"].combine_chunks()
+    return pc.if_else(pc.equal(col, ""), pa.scalar(default_host, pa.string()),
+                      col).dictionary_encode()
+
+
+def convert(rows_dir, out_dir, host, run: str, default_host: str = "",
+            batch_bytes: int = 64 << 20) -> dict:
     """Writes out_dir/intervals.parquet and out_dir/node_times.parquet from the TSV files in
-    rows_dir; returns {"intervals": n, "node_times": rows}. Raises FileNotFoundError when a
-    TSV is missing, ValueError on a malformed one."""
+    rows_dir; returns {"intervals": n, "node_times": rows}. `host`: the host column of every
+    row, or None: each interval's own (intervals.tsv), else `default_host`. Raises
+    FileNotFoundError when a TSV is missing, ValueError on a malformed one."""
     rows_dir, out_dir = pathlib.Path(rows_dir), pathlib.Path(out_dir)
     out_dir.mkdir(parents=True, exist_ok=True)
     nodes = csv.read_csv(rows_dir / "nodes.tsv", parse_options=_PARSE,
@@ -64,11 +78,13 @@ def convert(rows_dir, out_dir, host: str, run: str, batch_bytes: int = 64 << 20)
 
     ivs = csv.read_csv(rows_dir / "intervals.tsv", parse_options=_PARSE,
                        convert_options=_convert_opts({"interval": pa.int64(), "label": pa.string(),
-                                                      "latency_ns": pa.float64()}))
+                                                      "latency_ns": pa.float64(),
+                                                      "host": pa.string()}))
     labels = ivs["label"].combine_chunks().dictionary_encode()
+    hosts = _hosts(ivs, host, default_host)
     n_iv = ivs.num_rows
     pq.write_table(pa.Table.from_arrays([
-        _constant(host, n_iv), _constant(run, n_iv), labels,
+        hosts, _constant(run, n_iv), labels,
         ivs["interval"].combine_chunks(), ivs["latency_ns"].combine_chunks()],
         schema=INTERVALS_SCHEMA), out_dir / "intervals.parquet")
 
@@ -92,7 +108,7 @@ def convert(rows_dir, out_dir, host: str, run: str, batch_bytes: int = 64 << 20)
                                  "intervals.tsv does not have")
             node = batch.column("node")
             cols = [
-                _constant(host, n), _constant(run, n),
+                _dict_take(pc.take(hosts.indices, pos), hosts.dictionary), _constant(run, n),
                 _dict_take(pc.take(labels.indices, pos), labels.dictionary),
                 batch.column("interval"),
                 pc.take(latencies, pos),

@@ -189,7 +189,7 @@ TEST(Stages, RowsHoldTheTimeMatricesDoublesAndOnlyTouchedNodes) {
   name_nodes(eo, facts, res);
   PlaceTable pt = assign_places(res, facts);
   auto dir = std::filesystem::temp_directory_path() / ("vprof-rows-" + std::to_string(getpid()));
-  RowsSummary sum = write_rows(eo, res, pt, dir);
+  RowsSummary sum = write_rows(eo, res, pt, dir, {"front-1", "db-1"}); // where each began
   EXPECT_EQ(sum.intervals, 2u);
   EXPECT_EQ(sum.nodes, 6u);
   auto lines = [&](const char *file) {
@@ -221,6 +221,8 @@ TEST(Stages, RowsHoldTheTimeMatricesDoublesAndOnlyTouchedNodes) {
   ASSERT_EQ(ivs.size(), 2u);
   EXPECT_EQ(ivs[1][0], "101");
   EXPECT_EQ(ivs[1][1], "GET");
+  EXPECT_EQ(ivs[0][3], "front-1");
+  EXPECT_EQ(ivs[1][3], "db-1");
   // interval 100 touches every node (s2 as an ancestor only); 101 the root, s1, s2
   ASSERT_EQ(nt.size(), 6u + 3u);
   GroupTimes gt = group_times(eo, {0, 1});

@@ -344,7 +344,7 @@ struct RowsSummary {
 // places included — into the folder `out` as three tab-separated files with a header line
 // (doubles in shortest round-trip form, so the numbers read back are the analyzer's bit for
 // bit; schema in docs/fleet.md):
-//   intervals.tsv   interval  label  latency_ns
+//   intervals.tsv   interval  label  latency_ns  host (the host name its trace recorded)
 //   nodes.tsv       node  parent  depth  kind  path  frames  name  place  place_name  via
 //   node_times.tsv  interval  node  t_ns  b_ns
 // A node has a row for an interval when its critical path touched the node or one below it
