@@ -11,13 +11,13 @@ secs=${1:-600}
 mode=${2:-analyze}
 out=$root/build-fuzz
 mkdir -p "$out/corpus"
-srcs=("$here/fuzz_trace.cpp" "$root/analyzer/reader/src/trace_reader.cpp" "$root/analyzer/reader/src/dump.cpp")
+srcs=("$here/fuzz_trace.cpp" "$root"/analyzer/reader/src/*.cpp)
 [ "$mode" = timeline ] && srcs[0]="$here/fuzz_timeline.cpp"
 defs=()
 if [ "$mode" = analyze ] || [ "$mode" = timeline ]; then
   srcs+=("$root"/analyzer/src/*.cpp)
   defs+=(-DVPROF_FUZZ_ANALYZE -I"$root/analyzer/include" -I"$root/analyzer/workspace/include"
-         -I/usr/include/eigen3 "$root/analyzer/workspace/src/workspace.cpp" "$root/analyzer/workspace/src/rows.cpp"
+         -I/usr/include/eigen3 "$root"/analyzer/workspace/src/*.cpp
          -I"$out/gen" -I"$root/analyzer/src" -I"$root/tests/analyzer" -lsqlite3)
   mkdir -p "$out/gen"
   { printf 'R"vprofsql('; cat "$root/analyzer/workspace/src/schema.sql"; printf ')vprofsql"'; } > "$out/gen/schema.sql.inc"
