@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include <unistd.h>
 
@@ -42,15 +43,20 @@ void put(const std::filesystem::path &p, const std::uint8_t *data, std::size_t n
 
 } // namespace
 
-// Input layout: byte 0 = number of streams (1..4, mod 4 + 1); then the rest is split
-// evenly into that many stream files; a trailing part after the byte sequence
-// "\n#labels\n" is <pid>.labels, after "\n#maps\n" is <pid>.maps.
+// Input layout: byte 0 = number of streams (1..4, mod 4 + 1), and with bit 0x40 set and
+// more than one stream, two hosts: the odd streams go to a second trace directory, opened
+// together with the first (Trace::open of several directories, the clock alignment); then
+// the rest is split evenly into that many stream files; a trailing part after the byte
+// sequence "\n#labels\n" is <pid>.labels, after "\n#maps\n" is <pid>.maps.
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   if (size < 1)
     return 0;
-  auto dir = work_dir();
-  for (const auto &e : std::filesystem::directory_iterator(dir))
-    std::filesystem::remove(e.path());
+  const auto dir = work_dir() / "a", dir2 = work_dir() / "b";
+  for (const auto &d : {dir, dir2}) {
+    std::filesystem::create_directories(d);
+    for (const auto &e : std::filesystem::directory_iterator(d))
+      std::filesystem::remove(e.path());
+  }
   std::string all(reinterpret_cast<const char *>(data + 1), size - 1);
   std::string maps, labels;
   if (auto m = all.find("\n#maps\n"); m != std::string::npos) {
@@ -62,10 +68,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     all.resize(l);
   }
   unsigned n = data[0] % 4 + 1;
+  const bool two_hosts = (data[0] & 0x40) && n > 1;
   std::size_t part = all.size() / n;
   for (unsigned i = 0; i < n; ++i) {
     std::size_t len = i + 1 == n ? all.size() - part * i : part;
-    put(dir / ("1." + std::to_string(i) + ".vpt"),
+    put((two_hosts && i % 2 ? dir2 : dir) / ("1." + std::to_string(i) + ".vpt"),
         reinterpret_cast<const std::uint8_t *>(all.data()) + part * i, len);
   }
   if (!labels.empty())
@@ -73,7 +80,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
   if (!maps.empty())
     put(dir / "1.maps", reinterpret_cast<const std::uint8_t *>(maps.data()), maps.size());
   try {
-    auto t = vprof::trace::Trace::open(dir);
+    auto t = two_hosts ? vprof::trace::Trace::open(std::vector<std::filesystem::path>{dir, dir2})
+                       : vprof::trace::Trace::open(dir);
     std::uint64_t sum = 0;
     for (const auto &s : t.streams())
       for (const auto &r : s.records())

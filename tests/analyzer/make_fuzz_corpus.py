@@ -40,6 +40,17 @@ def main():
     flushed = stream_bytes(1, 1, 0, [((k << 56) | (1000 + t), a) for k, t, a in many],
                            window=256, window_offset=4096)
     (OUT / "flushed").write_bytes(bytes([0]) + flushed)
+    # two hosts (byte 0: two streams, bit 0x40): a client that begins an interval, sends a
+    # request message and ends on the reply; a server that receives it, attaches, works,
+    # replies; clock samples on both (docs/multihost.md)
+    client = [(16, 0, 7), (8, 0, 5_000), (72, 1, 0x99), (73, 20, 0x9A), (17, 21, 7),
+              (8, 21, 5_021)]
+    server = [(8, 2, 5_002), (73, 3, 0x99), (18, 3, 7), (1, 4, probe(3, 1)),
+              (2, 15, probe(3, 1)), (72, 16, 0x9A), (19, 16, 7), (8, 17, 5_017)]
+    pad = max(len(stream(1, 0, client)), len(stream(2, 0, server)))
+    c = stream(1, 0, client, 2 + (pad - len(stream(1, 0, client))) // 16)
+    v = stream(2, 0, server, 2 + (pad - len(stream(2, 0, server))) // 16)
+    (OUT / "two_hosts").write_bytes(bytes([0x41]) + c + v)
 
 
 if __name__ == "__main__":
