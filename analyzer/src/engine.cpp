@@ -156,7 +156,7 @@ struct Thread {
   std::int64_t time_of(std::size_t i) const {
     auto rel = static_cast<std::int64_t>((vprof_record_ticks(&recs[i]) - base) & VPROF_TICKS_MASK);
     if (__builtin_expect(scaled, 0))
-      return off + std::llround(static_cast<double>(rel) * scale);
+      return off + std::llround(std::clamp(static_cast<double>(rel) * scale, -0x1p61, 0x1p61));
     return off + rel;
   }
 };

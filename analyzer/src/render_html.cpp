@@ -251,7 +251,7 @@ std::string render_html(const AnalysisResult &res, const HtmlOptions &opt) {
   page += kCss;
   page += "</style>\n</head>\n<body>\n<div id=\"app\"></div>\n";
   page += "<script id=\"vprof-data\" type=\"application/json\">\n";
-  page += script_safe(data.dump());
+  page += script_safe(data.dump(-1, ' ', false, json::error_handler_t::replace));
   page += "\n</script>\n<script>\n";
   page += kJs;
   page += "</script>\n</body>\n</html>\n";

@@ -438,7 +438,8 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
     groups.push_back(gj);
   }
   j["groups"] = groups;
-  return j.dump(2);
+  // bytes from a trace (names, labels) that are not UTF-8 become U+FFFD, never an exception
+  return j.dump(2, ' ', false, json::error_handler_t::replace);
 }
 
 } // namespace vprof::analyzer

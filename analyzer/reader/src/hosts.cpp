@@ -286,9 +286,19 @@ void Trace::align_hosts() {
   // real0_h + slope_h x - offset_h, read back through host 0's fit. Linear in x.
   const HostInfo &ref = hosts_[0];
   std::vector<double> a(H), b(H);
+  // Corrupt clock samples can put a host anywhere: its streams must land within 2^60 ticks
+  // of the time line, at a positive finite rate, or the trace is refused (no overflow later).
+  constexpr double kReach = 0x1p60;
+  auto refuse = [&](std::size_t h) {
+    throw TraceError(hosts_[h].dir, 0,
+                     "its clock samples do not place its streams on the first directory's time "
+                     "line (corrupt clock samples?)");
+  };
   for (std::size_t h = 1; h < H; ++h) {
     b[h] = hosts_[h].real_ns_per_tick / ref.real_ns_per_tick;
     a[h] = (hosts_[h].real0_ns - hosts_[h].offset_ns - ref.real0_ns) / ref.real_ns_per_tick;
+    if (!(b[h] > 0 && b[h] < 1e6) || !(std::fabs(a[h]) < kReach))
+      refuse(h);
   }
   std::vector<double> start(streams_.size());
   double earliest = 0;
@@ -296,6 +306,8 @@ void Trace::align_hosts() {
     const Stream &s = streams_[i];
     double x = host_ticks(s.host_, s.info().base_ticks);
     start[i] = s.host_ == 0 ? x : a[s.host_] + b[s.host_] * x;
+    if (!(std::fabs(start[i]) < kReach))
+      refuse(s.host_);
     earliest = std::min(earliest, start[i]);
   }
   // Another host may have started first: shift the time line so no time is negative.

@@ -216,7 +216,11 @@ Stream::Stream(const std::filesystem::path &file) {
   info_.committed_records = h.committed_records;
   info_.flags = h.flags;
   info_.thread_name.assign(h.thread_name, strnlen(h.thread_name, sizeof h.thread_name));
+  // a host name is printable ASCII (RFC 1123); anything else in these bytes is damage
   info_.hostname.assign(h.hostname, strnlen(h.hostname, sizeof h.hostname));
+  for (char &c : info_.hostname)
+    if (c < 0x21 || c > 0x7e)
+      c = '?';
   data_offset_ = h.data_offset;
   window_offset_ = h.window_offset;
 

@@ -5,6 +5,7 @@
 
 #include <vprof/trace_format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -206,8 +207,11 @@ public:
   std::uint64_t run_ticks(const Stream &s, const vprof_record &r) const {
     if (!s.run_scaled())
       return static_cast<std::uint64_t>(s.run_offset()) + s.relative_ticks(r);
-    return static_cast<std::uint64_t>(
-        s.run_offset() + std::llround(static_cast<double>(s.relative_ticks(r)) * s.run_scale()));
+    // another host's stream: its clock scaled onto the first's (clamped: a corrupt record's
+    // clock value must not overflow)
+    const double t =
+        std::clamp(static_cast<double>(s.relative_ticks(r)) * s.run_scale(), -0x1p61, 0x1p61);
+    return static_cast<std::uint64_t>(s.run_offset() + std::llround(t));
   }
   double ticks_to_ns(double ticks) const { return ticks * 1e9 / hz_; }
 
