@@ -391,20 +391,19 @@ PerfettoSummary export_perfetto(const std::vector<std::filesystem::path> &trace_
   // one process track per (host, pid): pids of different hosts may repeat
   constexpr std::uint64_t kProcessUuid = 1ull << 40, kThreadUuid = 2ull << 40,
                           kIntervalUuid = 3ull << 40, kLabelUuid = 4ull << 40;
-  auto process_uuid = [&](const trace::StreamInfo &info, std::uint32_t host) {
-    return kProcessUuid + (std::uint64_t{host} << 32) + info.pid;
+  auto process_uuid = [&](std::uint32_t host, std::uint32_t pid) {
+    return kProcessUuid + (std::uint64_t{host} << 32) + pid;
   };
   std::set<std::pair<std::uint32_t, std::uint32_t>> processes; // (host, pid)
   for (const auto &[th, win] : windows)
     processes.insert({streams[th].host(), streams[th].info().pid});
   for (const auto &[host, pid] : processes)
-    w.process_track(kProcessUuid + (std::uint64_t{host} << 32) + pid, pid,
-                    process_track_name(tr, host, pid));
+    w.process_track(process_uuid(host, pid), pid, process_track_name(tr, host, pid));
   for (const auto &[th, win] : windows) {
     const auto &info = streams[th].info();
     std::string name =
         info.thread_name.empty() ? "tid " + std::to_string(info.tid) : info.thread_name;
-    w.thread_track(kThreadUuid + th, process_uuid(info, streams[th].host()), info.pid, info.tid,
+    w.thread_track(kThreadUuid + th, process_uuid(streams[th].host(), info.pid), info.pid, info.tid,
                    name);
     thread_slices(w, tr, streams[th], kThreadUuid + th, merged(win), site_name, ns_per_tick);
   }
