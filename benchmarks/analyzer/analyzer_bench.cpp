@@ -1,6 +1,7 @@
 // Analyzer throughput and memory benchmark: `gen` writes a synthetic trace directory
 // (fixed intervals x nodes, record count set by the number of calls per interval);
 // `run` analyses it and prints records/s (one core) and peak RSS. benchmarks/analyzer/run.sh.
+#include "../common/proc_status.hpp"
 #include "engine.hpp"
 #include "vprof/analyzer.hpp"
 #include "vprof/trace_format.h"
@@ -25,15 +26,6 @@ double cpu_now() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
-
-long status_kb(const char *field) {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind(field, 0) == 0)
-      return std::stol(line.substr(std::strlen(field)));
-  return -1;
 }
 
 // Writes one thread's stream with `n_intervals` intervals of `reps` call groups each.
@@ -141,10 +133,10 @@ int main(int argc, char **argv) {
     double c0 = cpu_now();
     auto tr = vprof::trace::Trace::open(argv[2]);
     double c1 = cpu_now();
-    long rss_open = status_kb("VmHWM:");
+    long rss_open = vprof::bench::status_kb("VmHWM:");
     auto eo = vprof::analyzer::detail::run_engine(tr, {});
     double c2 = cpu_now();
-    long rss_engine = status_kb("VmHWM:");
+    long rss_engine = vprof::bench::status_kb("VmHWM:");
     std::uint64_t peak_segments = eo.peak_segments;
     eo = {};
     vprof::analyzer::AnalyzeOptions opt;
@@ -160,7 +152,7 @@ int main(int argc, char **argv) {
         "max residual %.1e | path mismatches %llu | peak RSS after open %ld, after pass %ld MiB\n",
         rec, (unsigned long long)res.intervals, res.nodes.size(), c1 - c0, rec / (c1 - c0) / 1e6,
         c2 - c1, rec / (c2 - c1) / 1e6, stats, rec / ((c1 - c0) + (c3 - c2)) / 1e6, wall,
-        status_kb("VmHWM:") / 1024, (unsigned long long)peak_segments,
+        vprof::bench::status_kb("VmHWM:") / 1024, (unsigned long long)peak_segments,
         res.groups.empty() ? 0.0 : res.groups[0].max_residual,
         (unsigned long long)res.path_sum_mismatches, rss_open / 1024, rss_engine / 1024);
     return res.path_sum_mismatches == 0 ? 0 : 1;

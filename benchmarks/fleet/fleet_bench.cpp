@@ -10,6 +10,7 @@
 //                                    computes); --full adds ranking, 200 bootstrap resamples
 //                                    and what-if. Prints JSON: seconds, the RSS of the input
 //                                    (the engine's output) and the peak RSS, Var(L).
+#include "../common/proc_status.hpp"
 #include "engine.hpp"
 #include "stages.hpp"
 #include "vprof/analyzer.hpp"
@@ -102,16 +103,6 @@ void synthesize(EngineOutput &eo, std::uint64_t host, std::uint64_t M) {
   }
 }
 
-// VmHWM (peak) or VmRSS (now) of this process, in kB.
-long status_kb(const char *field) {
-  std::ifstream f("/proc/self/status");
-  std::string line;
-  while (std::getline(f, line))
-    if (line.rfind(field, 0) == 0)
-      return std::stol(line.substr(std::strlen(field)));
-  return -1;
-}
-
 int usage() {
   std::fprintf(stderr, "usage: fleet_bench rows DIR HOST M | fleet_bench analyze N M [--full]\n");
   return 2;
@@ -140,7 +131,7 @@ int main(int argc, char **argv) {
   for (std::uint64_t h = 1; h <= N; ++h)
     synthesize(eo, h, M);
   auto t1 = std::chrono::steady_clock::now();
-  const long input_kb = status_kb("VmRSS:");
+  const long input_kb = vprof::bench::status_kb("VmRSS:");
   AnalysisResult res;
   const DbFacts facts;
   name_nodes(eo, facts, res);
@@ -182,6 +173,6 @@ int main(int argc, char **argv) {
               std::chrono::duration<double>(t1 - t0).count(),
               std::chrono::duration<double>(t2 - t1).count(),
               static_cast<double>(input_kb) / 1024.0,
-              static_cast<double>(status_kb("VmHWM:")) / 1024.0, groups.c_str());
+              static_cast<double>(vprof::bench::status_kb("VmHWM:")) / 1024.0, groups.c_str());
   return 0;
 }
