@@ -20,6 +20,7 @@
 #include <map>
 #include <numeric>
 #include <random>
+#include <set>
 #include <thread>
 #include <unordered_map>
 
@@ -211,6 +212,24 @@ std::string drop_warning(const trace::Trace &tr, const EngineOutput &eo) {
   return w;
 }
 
+// Several hosts with one pid: interval ids carry the pid, so their intervals (and the
+// processes' identities, e.g. the host of an exported interval) may be mixed up. Said loudly.
+void warn_repeated_pids(const trace::Trace &tr, AnalysisResult &res) {
+  std::map<std::uint32_t, std::set<std::uint32_t>> hosts_of_pid;
+  for (const auto &p : tr.processes())
+    hosts_of_pid[p.pid].insert(p.host);
+  for (const auto &[pid, hosts] : hosts_of_pid)
+    if (hosts.size() > 1) {
+      std::string dirs;
+      for (auto h : hosts)
+        dirs += (dirs.empty() ? "" : ", ") + tr.hosts()[h].dir.string();
+      res.warnings.push_back("pid " + std::to_string(pid) + " ran on several hosts (" + dirs +
+                             "): their interval ids may collide; begin intervals with "
+                             "VPROF_INTERVAL_BEGIN_ID and ids of your own (docs/multihost.md, "
+                             "\"Limits\")");
+    }
+}
+
 // res.hosts and res.trace_dir from a trace of several directories, with a loud warning for
 // every host whose clock could not be placed well.
 void host_clocks(const trace::Trace &tr, AnalysisResult &res) {
@@ -247,6 +266,7 @@ void host_clocks(const trace::Trace &tr, AnalysisResult &res) {
     res.warnings.push_back(std::to_string(m.ambiguous) +
                            " message receives have a key sent from several other hosts: not "
                            "used to align the clocks");
+  warn_repeated_pids(tr, res);
 }
 
 AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {

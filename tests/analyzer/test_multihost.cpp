@@ -9,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <cmath>
 #include <unistd.h>
 
@@ -205,7 +207,25 @@ TEST(MultiHost, InjectedOffsetsAreRecoveredAndIntervalsCrossTheHosts) {
     const std::string text = vprof::analyzer::render_text(res);
     EXPECT_NE(text.find("skew bound +-"), std::string::npos) << text;
     EXPECT_NE(text.find("120 between hosts"), std::string::npos) << text;
+    EXPECT_EQ(text.find("ran on several hosts"), std::string::npos) << text; // pids 100, 200
   }
+}
+
+TEST(MultiHost, APidOnSeveralHostsIsSaidLoudly) {
+  // two clients, both pid 100, analysed together: their interval ids may collide
+  auto c1 = fresh_dir("twin-a"), s1 = fresh_dir("twin-a-server");
+  auto c2 = fresh_dir("twin-b"), s2 = fresh_dir("twin-b-server");
+  write_client_server(c1, s1, 0, 3);
+  write_client_server(c2, s2, 0, 3);
+  auto tr = vprof::trace::Trace::open(std::vector<fs::path>{c1, s1, c2});
+  auto res = vprof::analyzer::analyze_trace(tr, nullptr);
+  const auto it = std::find_if(res.warnings.begin(), res.warnings.end(), [](const std::string &w) {
+    return w.rfind("pid 100 ran on several hosts (", 0) == 0;
+  });
+  ASSERT_NE(it, res.warnings.end());
+  EXPECT_NE(it->find(c1.string()), std::string::npos) << *it;
+  EXPECT_NE(it->find(c2.string()), std::string::npos) << *it;
+  EXPECT_NE(it->find("VPROF_INTERVAL_BEGIN_ID"), std::string::npos) << *it;
 }
 
 TEST(MultiHost, OneDirectoryIsTheSingleHostTrace) {
