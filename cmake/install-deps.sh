@@ -15,6 +15,9 @@ PKGS=(
   libclang-rt-19-dev  # libFuzzer + sanitizers for analyzer/fuzz/run.sh
   # the HTML report's test: headless Chromium driven by selenium
   chromium chromium-driver python3-selenium
+  # the kernel wake-up recorder (recorder/): libbpf with CO-RE, bpftool for vmlinux.h and
+  # the skeleton; BPF objects are compiled by clang-19 -target bpf
+  libbpf-dev bpftool
 )
 
 missing=()
