@@ -269,6 +269,28 @@ void host_clocks(const trace::Trace &tr, AnalysisResult &res) {
   warn_repeated_pids(tr, res);
 }
 
+// Begins without ends and ends without begins: a note while they are a few (the intervals
+// still running when the workload stopped), a warning when they are a real part of the run
+// (more than 1 % of the finished intervals: the marks do not pair, and the analysis misses them).
+void interval_mark_notes(const EngineOutput &eo, AnalysisResult &res) {
+  const double finished = static_cast<double>(eo.intervals.size());
+  auto add = [&](std::uint64_t n, const std::string &what) {
+    if (n == 0)
+      return;
+    const bool many = static_cast<double>(n) > 0.01 * finished;
+    std::string text = std::to_string(n) + what;
+    if (many)
+      res.warnings.push_back(text + ": more than 1 % of the " +
+                             std::to_string(eo.intervals.size()) +
+                             " finished intervals; check that every VPROF_INTERVAL_BEGIN has "
+                             "its VPROF_INTERVAL_END");
+    else
+      res.notes.push_back(text);
+  };
+  add(eo.intervals_unfinished, " intervals began but never ended (ignored)");
+  add(eo.intervals_unmatched_end, " interval ends without a matching begin (ignored)");
+}
+
 AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   AnalysisResult res;
   res.trace_dir = tr.dir().string();
@@ -315,21 +337,18 @@ AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   res.cores = std::thread::hardware_concurrency();
   if (eo.dropped)
     res.warnings.push_back(drop_warning(tr, eo));
-  if (eo.intervals_unfinished)
-    res.warnings.push_back(std::to_string(eo.intervals_unfinished) +
-                           " intervals began but never ended (ignored)");
-  if (eo.intervals_unmatched_end)
-    res.warnings.push_back(std::to_string(eo.intervals_unmatched_end) +
-                           " interval ends without a matching begin (ignored)");
+  interval_mark_notes(eo, res);
   if (eo.path_sum_mismatches)
     res.warnings.push_back(std::to_string(eo.path_sum_mismatches) +
-                           " intervals whose critical path does not sum to L (bug)");
+                           " intervals whose critical path does not sum to L (a bug in vprof: "
+                           "please report it with the trace)");
   if (eo.clock_regressions)
-    res.warnings.push_back(std::to_string(eo.clock_regressions) +
-                           " records earlier than their predecessor (clamped)");
+    res.notes.push_back(std::to_string(eo.clock_regressions) +
+                        " records earlier than their predecessor (clamped)");
   if (eo.unmatched_exits)
-    res.warnings.push_back(std::to_string(eo.unmatched_exits) +
-                           " probe exits without an open frame");
+    res.notes.push_back(std::to_string(eo.unmatched_exits) +
+                        " probe exits without an open frame (a fork child's inherited frames, "
+                        "or a function left by longjmp)");
   return res;
 }
 
@@ -959,8 +978,7 @@ std::vector<std::size_t> rank_factors(const AnalysisResult &res, const std::vect
 
 void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
                          const std::vector<std::size_t> &order, const AnalyzeOptions &opt,
-                         std::mt19937_64 &rng, GroupResult &gr,
-                         std::vector<std::string> &warnings) {
+                         std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes) {
   const Eigen::Index I = gt.L.size();
   const auto &L = gt.L;
   int nci = std::min<int>(opt.ci_factors, static_cast<int>(order.size()));
@@ -970,8 +988,8 @@ void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
   if (samples > 50 && static_cast<double>(samples) * nci * static_cast<double>(I) > 4e8) {
     samples =
         std::max(50, static_cast<int>(4e8 / (static_cast<double>(nci) * static_cast<double>(I))));
-    warnings.push_back("group '" + gr.label + "': bootstrap reduced to " + std::to_string(samples) +
-                       " samples (" + std::to_string(I) + " intervals)");
+    notes.push_back("group '" + gr.label + "': bootstrap reduced to " + std::to_string(samples) +
+                    " samples (" + std::to_string(I) + " intervals)");
   }
   if (samples <= 0 || nci <= 0 || I <= 1)
     return;
@@ -1114,7 +1132,7 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     std::vector<std::size_t> order = rank_factors(res, terms.factors, opt.max_factors);
     for (auto r : order)
       gr.factors.push_back(terms.factors[r]);
-    bootstrap_intervals(gt, terms, order, opt, rng, gr, res.warnings);
+    bootstrap_intervals(gt, terms, order, opt, rng, gr, res.notes);
     apply_noise_floor(gr, order, opt.noise_share);
     what_if(gt, terms, order, opt.whatif_factors, gr);
     res.groups.push_back(std::move(gr));

@@ -101,6 +101,7 @@ json place_rows(const std::vector<Place> &places, std::size_t max_rows) {
                    {"specificity", p.specificity},
                    {"score", p.score},
                    {"vprofiler_score", p.vprofiler_score},
+                   {"noise", p.noise},
                    {"via", via}});
   }
   return out;
@@ -148,6 +149,7 @@ json group_data(const AnalysisResult &res, const GroupResult &g, const HtmlOptio
             {"hi_ns", g.histogram.hi_ns},
             {"counts", g.histogram.counts}}},
           {"residual", g.max_residual},
+          {"noise_floor", g.noise_floor},
           {"places", place_rows(g.places, opt.max_rows)},
           {"waits", place_rows(g.waits, opt.max_rows)},
           {"factors", factor_rows(g, opt.max_rows)},
@@ -237,6 +239,7 @@ std::string render_html(const AnalysisResult &res, const HtmlOptions &opt) {
                  {"wake_edges", res.wake_edges},
                  {"unfinished", res.intervals_unfinished}};
   data["warnings"] = res.warnings;
+  data["notes"] = res.notes;
   data["hosts"] = detail::hosts_json(res.hosts); // none for one directory
   data["ranking"] = res.ranking == Ranking::Net ? "net" : "vprofiler";
   data["history"] = history_data(opt.history);

@@ -144,9 +144,14 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
   out += buf;
   int prank = 0;
   bool share_over_100 = false; // a printed share above 100 %: said once, below the tables
+  std::size_t folded = 0;      // places below the noise floor, after the first few: one line
   for (const auto &p : g.places) {
     if (prank >= opt.max_factors)
       break;
+    if (p.noise && prank >= 3) {
+      ++folded;
+      continue;
+    }
     ++prank;
     share_over_100 = share_over_100 || p.share > 1.0005; // printed as 100.1 % or more
     std::snprintf(buf, sizeof buf, "%4d %9.3f %11.3f %8s %8s %10s %6.0f  %s\n", prank, p.score,
@@ -156,6 +161,9 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
     if (std::string via = via_text(p); !via.empty())
       out += std::string(63, ' ') + via + "\n";
   }
+  if (folded)
+    out += "   ... " + std::to_string(folded) + " more below the noise floor (" +
+           pct(g.noise_floor) + " of Var(L)): the JSON and HTML reports list them\n";
   if (!g.waits.empty()) {
     out += "\nwaits on the intervals' own path, each with the waker's work it stands for:\n";
     std::snprintf(buf, sizeof buf, "%8s %8s %10s %8s  %s\n", "share", "contrib", "mean", "contexts",
@@ -250,6 +258,8 @@ std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
          "\n";
   for (const auto &w : res.warnings)
     out += "warning: " + w + "\n";
+  for (const auto &n : res.notes)
+    out += "  note: " + n + "\n";
   out += "\n";
   for (const auto &g : res.groups) {
     render_group(out, res, g, opt);
@@ -318,6 +328,7 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
   j["heights_from_db"] = res.heights_from_db;
   j["ranking"] = res.ranking == Ranking::Net ? "net" : "vprofiler";
   j["warnings"] = res.warnings;
+  j["notes"] = res.notes;
   // what a compact report left out is in the workspace
   j["detail"] = {{"full", opt.full},
                  {"nodes", kept},

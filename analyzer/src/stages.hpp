@@ -133,10 +133,10 @@ std::vector<std::size_t> rank_factors(const AnalysisResult &res, const std::vect
                                       std::size_t max_factors);
 
 // Percentile intervals of the top opt.ci_factors factors' shares (gr.factors in rank order,
-// `order` their indexes into `terms`); a warning when the samples had to be reduced.
+// `order` their indexes into `terms`); a note when the samples had to be reduced.
 void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
                          const std::vector<std::size_t> &order, const AnalyzeOptions &opt,
-                         std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &warnings);
+                         std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes);
 
 // The group's noise floor (docs/statistics.md, "Noise floor") and the factors and places
 // below it moved behind the rest (order kept within); `order` follows gr.factors.

@@ -210,3 +210,17 @@ def test_html_report_in_a_browser(analysed, browser, build_dir):
         return Array.prototype.map.call(t.tBodies[0].rows,
           function (r) { return parseFloat(r.cells[1].getAttribute('data-v')); });""")
     assert values == sorted(values, reverse=True)
+    # places below the noise floor are folded behind one footer row that shows them
+    hidden = browser.execute_script("""
+        var t = document.querySelectorAll('section.group table')[0];
+        return Array.prototype.filter.call(t.tBodies[0].rows,
+          function (r) { return r.style.display === 'none'; }).length;""")
+    folds = browser.find_elements(By.CSS_SELECTOR, "section.group table tfoot tr.fold")
+    print(f"places folded below the noise floor: {hidden}")
+    if hidden:
+        assert folds and f"{hidden} more below the noise floor" in folds[0].text
+        folds[0].click()
+        assert browser.execute_script("""
+            var t = document.querySelectorAll('section.group table')[0];
+            return Array.prototype.every.call(t.tBodies[0].rows,
+              function (r) { return r.style.display !== 'none'; });""")

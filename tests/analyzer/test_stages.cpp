@@ -359,6 +359,43 @@ TEST(Stages, TheDropWarningTellsIntervalThreadsFromBackgroundThreads) {
   fs::remove_all(dir);
 }
 
+// Interval marks that do not pair are a note while they are a few (intervals still open
+// when the workload stopped), a warning past 1 % of the finished intervals; probe exits
+// without an open frame (a fork child's inherited frames) are a note.
+TEST(Stages, UnpairedMarksAreANoteWhenFewAndAWarningWhenMany) {
+  namespace fs = std::filesystem;
+  fs::path dir = fs::temp_directory_path() / ("vprof-notes-" + std::to_string(::getpid()));
+  auto result_for = [&](std::uint64_t finished, std::uint64_t open) {
+    vprof::testing::TraceBuilder b(1);
+    auto &w = b.thread(1);
+    std::uint64_t t = 0;
+    for (std::uint64_t i = 0; i < finished; ++i, t += 10)
+      w.emit(VPROF_REC_INTERVAL_BEGIN, i + 1, t).emit(VPROF_REC_INTERVAL_END, i + 1, t + 5);
+    for (std::uint64_t i = 0; i < open; ++i, t += 10)
+      w.emit(VPROF_REC_INTERVAL_BEGIN, 1000 + i, t);
+    w.exit(7, t + 1, 1);
+    fs::remove_all(dir);
+    b.write(dir);
+    auto tr = vprof::trace::Trace::open(dir);
+    EngineOutput eo = run_engine(tr, {});
+    return load_result(tr, eo);
+  };
+  auto has = [](const std::vector<std::string> &v, const char *text) {
+    return std::any_of(v.begin(), v.end(),
+                       [&](const std::string &s) { return s.find(text) != std::string::npos; });
+  };
+  AnalysisResult few = result_for(200, 1);
+  EXPECT_FALSE(has(few.warnings, "began but never ended"));
+  EXPECT_TRUE(has(few.notes, "1 intervals began but never ended"));
+  EXPECT_TRUE(has(few.notes, "probe exits without an open frame"));
+  EXPECT_FALSE(has(few.warnings, "probe exits"));
+  AnalysisResult many = result_for(50, 5);
+  EXPECT_TRUE(has(many.warnings, "5 intervals began but never ended"));
+  EXPECT_TRUE(has(many.warnings, "more than 1 %"));
+  EXPECT_FALSE(has(many.notes, "began but never ended"));
+  fs::remove_all(dir);
+}
+
 // A wait that had a waker: the waiter's delay from the release to running again is a node
 // of its own below the wait, and a place of its own on the waiter's path ("[wake-up
 // delay] after [wait:cond] in serve"), not part of the waker's work.

@@ -216,7 +216,12 @@ struct AnalysisResult {
   Ranking ranking = Ranking::Net; // the rule the factors and places are sorted by
   std::vector<Node> nodes;
   std::vector<GroupResult> groups; // [0] = all intervals, then one per label
+  // What may make the result wrong or incomplete (dropped records, a bug's mismatched path,
+  // clocks that break causality): said first and loudly by every front end.
   std::vector<std::string> warnings;
+  // Informational notes (a reduced bootstrap, a few unfinished intervals, probe exits of a
+  // fork child): printed apart, folded, never as a warning.
+  std::vector<std::string> notes;
 };
 
 // Reads the trace directory and analyses it. `db` (may be null) supplies site names,

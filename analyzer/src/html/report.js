@@ -55,6 +55,23 @@
     t.appendChild(body);
     return t;
   }
+  // Rows below the noise floor (after the first three) are hidden behind one row that
+  // expands them on click: the table reads as the few places that matter.
+  function foldNoise(t, rows, floor) {
+    var hidden = [];
+    Array.prototype.forEach.call(t.tBodies[0].rows, function (tr, i) {
+      if (i >= 3 && rows[i] && rows[i].noise) { tr.style.display = "none"; hidden.push(tr); }
+    });
+    if (!hidden.length) return;
+    var more = el("tr", { class: "fold" }, [el("td", { colspan: String(t.tHead.rows[0].cells.length),
+      text: "\u25b8 " + hidden.length + " more below the noise floor (" + pct(floor) + " of Var(L)): click to show" })]);
+    var foot = el("tfoot", {}, [more]);
+    more.addEventListener("click", function () {
+      hidden.forEach(function (tr) { tr.style.display = ""; });
+      foot.remove();
+    });
+    t.appendChild(foot);
+  }
   function sortBy(t, col, th) {
     var desc = !th.classList.contains("sorted-desc");
     Array.prototype.forEach.call(t.querySelectorAll("th"), function (h) { h.classList.remove("sorted-desc", "sorted-asc"); });
@@ -223,6 +240,12 @@
   var main = el("main");
   app.appendChild(main);
   data.warnings.forEach(function (w) { main.appendChild(el("div", { class: "warning", text: "warning: " + w })); });
+  if (data.notes && data.notes.length) {
+    // informational: folded, never a red banner
+    var notes = el("details", { class: "notes" }, [el("summary", { text: data.notes.length + (data.notes.length === 1 ? " note" : " notes") })]);
+    data.notes.forEach(function (n) { notes.appendChild(el("div", { text: n })); });
+    main.appendChild(notes);
+  }
   if (data.hosts.length) {
     // several trace directories on one time line: each host's clock correction
     main.appendChild(el("h2", { text: "Hosts" }));
@@ -274,6 +297,7 @@
       { title: "mean", value: function (p) { return p.mean_ns; }, format: ns },
       { title: "spec", value: function (p) { return p.specificity; }, format: function (v) { return v.toFixed(0); } },
       { title: "place", name: true, value: function (p) { return p.name; }, render: viaCell }], g.places));
+    foldNoise(sec.lastChild, g.places, g.noise_floor);
     sec.appendChild(el("h2", { text: "Waits on the intervals' own path (each with the waker's work it stands for)" }));
     sec.appendChild(table([
       { title: "contrib", value: function (p) { return p.contribution; }, format: pct },
