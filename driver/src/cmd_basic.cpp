@@ -76,6 +76,8 @@ int run_config(Context &ctx) {
       o << c.record_ns;
     else if (name == "keep_traces")
       o << (c.keep_traces ? "true" : "false");
+    else if (name == "ranking")
+      o << quoted(c.ranking);
     o << "\n";
   }
   return kExitOk;

@@ -148,6 +148,26 @@ std::string summary_text(const Context &ctx, const analyzer::AnalysisResult &res
   return out.str();
 }
 
+// The reports name trace directories relative to the project root (they are read in the
+// project, and a report moved or checked in keeps no machine's absolute path); the workspace
+// keeps the absolute ones it stored.
+void relative_to_project(const fs::path &root, analyzer::AnalysisResult &res) {
+  auto rel = [&](const std::string &dir) {
+    std::error_code ec;
+    fs::path r = fs::relative(dir, root, ec);
+    return ec || r.empty() || *r.begin() == ".." ? dir : r.string();
+  };
+  for (auto &h : res.hosts)
+    h.dir = rel(h.dir);
+  if (res.hosts.empty()) {
+    res.trace_dir = rel(res.trace_dir);
+    return;
+  }
+  res.trace_dir.clear();
+  for (const auto &h : res.hosts)
+    res.trace_dir += (res.trace_dir.empty() ? "" : ", ") + h.dir;
+}
+
 // Analyzes `trace_dirs` (one, or one per host merged on one time line) as a run of
 // `iteration`, stores it and writes the reports.
 analyzer::AnalysisResult analyze_and_store(const Context &ctx, ws::Database &db,
@@ -167,6 +187,7 @@ analyzer::AnalysisResult analyze_and_store(const Context &ctx, ws::Database &db,
         " finished intervals, fewer than min_intervals = " + std::to_string(ctx.cfg.min_intervals) +
         ": does the workload run annotated code (VPROF_INTERVAL_BEGIN/END)?");
   analyzer::store(db, res, iteration);
+  relative_to_project(ctx.cfg.root, res);
   write_file(report_path(ctx.cfg, iteration, ".txt"), analyzer::render_text(res));
   analyzer::JsonOptions compact;
   compact.full = false; // the whole tree is in the workspace; the file keeps what is read

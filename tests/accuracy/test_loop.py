@@ -120,9 +120,14 @@ def run_loop(program, project: pathlib.Path, vprof: pathlib.Path, seed: int = 1,
     truth = programs.Program.read_truth(project)
     stop = [l for l in loop.stderr.splitlines() if "stopped after" in l]
     warnings = [l for l in loop.stderr.splitlines() if "warning" in l]
+    # the final iteration's report: its informational notes (not repeated by the loop)
+    report = json.loads((project / ".vprof" / "reports" / f"iter-{iteration}.json").read_text())
+    # reports name the trace relative to the project, never by this machine's absolute path
+    assert not report["trace_dir"].startswith("/"), report["trace_dir"]
+    assert (project / report["trace_dir"]).is_dir(), report["trace_dir"]
     return {"db": db, "run": run, "iterations": iteration + 1, "factors": factors,
             "truth": truth, "seconds": seconds, "stop": stop[-1] if stop else "",
-            "warnings": warnings}
+            "warnings": warnings, "notes": report["notes"]}
 
 
 @pytest.fixture(scope="session")
@@ -233,7 +238,8 @@ def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
             log.write(json.dumps(record) + "\n")
     table = "\n".join(f"  {f['rank']}. {f['share']:.3f} {f['name']}"
                       for f in res["factors"][:5])
-    assert not [w for w in res["warnings"] if "without an open frame" in w], res["warnings"]
+    assert not [w for w in res["warnings"] + res["notes"] if "without an open frame" in w], \
+        res["warnings"] + res["notes"]
     assert named, (f"{name}: top factor does not name {program.cause} "
                    f"(truth share {truth['share']:.3f}):\n{table}")
     if "final plan measured" in res["stop"]:

@@ -36,6 +36,31 @@ def test_flags_override_config_file(vprof, tmp_path):
     assert '\nroots = ["main"]\n' in r.stdout
 
 
+def test_config_prints_valid_toml_with_every_key(vprof, tmp_path):
+    """`vprof config` is a vprof.toml a user can copy: it parses, and every key has a value
+    that reads back as the setting it shows (an empty `key = ` was once printed)."""
+    import tomllib
+
+    (tmp_path / "vprof.toml").write_text('ranking = "vprofiler"\ndepth = 3\n')
+    r = call(vprof, "config", cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    keys = [line.split(" = ", 1)[0] for line in r.stdout.splitlines()
+            if line and not line.startswith("#") and " = " in line]
+    assert keys, r.stdout
+    parsed = tomllib.loads(r.stdout)
+    assert sorted(parsed) == sorted(keys)
+    assert parsed["ranking"] == "vprofiler" and parsed["depth"] == 3
+    # read back: the printed file, used as a vprof.toml, gives the same settings
+    (tmp_path / "copy").mkdir()
+    (tmp_path / "copy" / "vprof.toml").write_text(r.stdout)
+    again = call(vprof, "config", cwd=tmp_path / "copy")
+    assert again.returncode == 0, again.stderr
+    reread = tomllib.loads(again.stdout)
+    paths = {"compile_commands"}  # resolved against the project root, which moved
+    assert {k: v for k, v in reread.items() if k not in paths} == \
+        {k: v for k, v in parsed.items() if k not in paths}
+
+
 @pytest.mark.parametrize(
     "text, message",
     [
