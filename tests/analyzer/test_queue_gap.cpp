@@ -262,6 +262,31 @@ TEST(QueueGap, AReceiveInTheGapIsNotFollowed) {
                                       {"/s12", 5}}));
 }
 
+// A hand-off sent before the detach and received at the re-attach is not what the interval
+// waited for since its detach (test_critical_path.cpp's ReattachAfterALaterHandoffFollowsTheSend
+// has one sent after it, whose edge stays the path): the gap opens into the loop's work and
+// the receive inside it is not followed to its sender.
+TEST(QueueGap, AHandoffSentBeforeTheDetachLeavesTheQueueWait) {
+  auto dir = fresh_dir("early-handoff");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .emit(VPROF_REC_DETACH, 1, 10)
+      .enter(kSlow, 10, 1)
+      .exit(kSlow, 40, 1)
+      .emit(VPROF_REC_HANDOFF_RECV, 0x77, 50)
+      .emit(VPROF_REC_ATTACH, 1, 50)
+      .enter(kReply, 50, 1)
+      .exit(kReply, 60, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 60);
+  b.thread(2).enter(5, 0, 1).emit(VPROF_REC_HANDOFF_SEND, 0x77, 3).exit(5, 4, 1);
+  b.write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.wake_edges, 1u);
+  EXPECT_EQ(self_times(eo, 0),
+            (Times{{"/", 10}, {"/wait:queue", 10}, {"/wait:queue/s11", 30}, {"/s12", 10}}));
+}
+
 namespace {
 
 // A random event-loop world: a loop thread and a worker begin, step and end requests; a
