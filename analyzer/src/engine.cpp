@@ -645,7 +645,7 @@ void Engine::ensure_closed(std::int32_t ti, std::int64_t hi) {
 // when it comes round again, it is walked "settled", taking no zero-time jump (the wait's
 // time stays its own). A gap item follows no hop (it walks the thread's own timeline), so
 // the only successor at its own hi a settled item can push is a gap item, and a settled gap
-// item pushes none. Hence every item is followed by ones with a smaller hi or, at one hi,
+// item pushes none at its hi. Hence every item is followed by ones with a smaller hi or, at one hi,
 // by an unvisited triple or a settled walk that cannot jump at that hi: at most 4 x threads
 // items per distinct hi, and the hi values are segment times. The step budget below is a
 // second line: a broken invariant is an internal error, never a hang.
