@@ -635,25 +635,34 @@ void Engine::ensure_closed(std::int32_t ti, std::int64_t hi) {
 }
 
 // Termination (by construction). An item covers (lo, hi] of one thread; it attributes its
-// thread's time from hi down and pushes at most one successor, on the waker, whose hi is
-// the release time r <= hi. A jump with r < hi consumes time. A jump with r == hi (a
-// wake-up or hand-off at the very instant the item starts) consumes none, and two threads
-// that woke each other at one instant would send the walk round that cycle forever (the
-// thread-pool hang of issue 12). So every (thread, hi) is walked with jumps at most once:
+// thread's time from hi down and pushes successors for the rest, on disjoint ranges: at most
+// one on the waker, whose hi is the release time r <= hi, or, at a queued wait (an attach
+// hop at t <= hi), the gap (r, t] on the attaching thread and the continuation (lo, r] on
+// the last holder, r < t. A jump with r < hi consumes time. A jump with r == hi (a wake-up or
+// hand-off at the very instant the item starts) consumes none, and two threads that woke
+// each other at one instant would send the walk round that cycle forever (the thread-pool
+// hang of issue 12). So every (thread, hi, gap or not) is walked with jumps at most once:
 // when it comes round again, it is walked "settled", taking no zero-time jump (the wait's
-// time stays its own). Hence every item is followed by one with a smaller hi or, at one hi,
-// by an unvisited (thread, hi) pair or a settled walk that cannot jump at that hi: at most
-// 2 x threads items per distinct hi, and the hi values are segment times. The step budget
-// below is a second line: a broken invariant is an internal error, never a hang.
+// time stays its own). A gap item follows no hop (it walks the thread's own timeline), so
+// the only successor at its own hi a settled item can push is a gap item, and a settled gap
+// item pushes none at its hi. Hence every item is followed by ones with a smaller hi or, at one hi,
+// by an unvisited triple or a settled walk that cannot jump at that hi: at most 4 x threads
+// items per distinct hi, and the hi values are segment times. The step budget below is a
+// second line: a broken invariant is an internal error, never a hang.
 void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64_t interval) {
+  // gap: the thread's own work in a queued wait's gap (hops are not followed: a receive of
+  // another interval's message is the loop taking up other work, not a wait). detached: in a
+  // gap, or reached from one, where the interval was detached: the ending thread's work there
+  // was for others, so a chain that reaches it stays under the queue node.
   struct Item {
     std::int32_t th;
     std::int64_t hi, lo;
     std::uint32_t prefix;
-    bool settled;
+    bool settled = false, gap = false, detached = false;
   };
-  std::vector<Item> work{{ti, hi, lo, 0, false}};
-  std::vector<std::pair<std::int32_t, std::int64_t>> walked; // (thread, hi) walked with jumps
+  std::vector<Item> work{{ti, hi, lo, 0}};
+  // (thread, hi) walked with jumps; a gap item's thread as -1 - thread
+  std::vector<std::pair<std::int32_t, std::int64_t>> walked;
   std::uint64_t steps = 0, budget = 64;
   for (const auto &t : threads_)
     budget += 4 * (t.segments.size() + 1);
@@ -671,7 +680,7 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
                           " did not end after " + std::to_string(steps) +
                           " steps (a bug in vprof: please report it with the trace)");
     if (!it.settled) {
-      std::pair<std::int32_t, std::int64_t> key{it.th, it.hi};
+      std::pair<std::int32_t, std::int64_t> key{it.gap ? -1 - it.th : it.th, it.hi};
       it.settled = std::find(walked.begin(), walked.end(), key) != walked.end();
       if (!it.settled)
         walked.push_back(key);
@@ -700,12 +709,22 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
           break;
       }
       if (c.type == kHop) {
-        if (c.t0 > it.lo && c.src >= 0 && (c.interval == kAnyInterval || c.interval == interval) &&
+        if (!it.gap && c.t0 > it.lo && c.src >= 0 &&
+            (c.interval == kAnyInterval || c.interval == interval) &&
             !(it.settled && std::clamp(c.r, it.lo, c.t0) >= it.hi)) {
           std::int64_t r = std::clamp(c.r, it.lo, c.t0);
-          attribute(compose(it.prefix, child(c.ctx, kLabelWaitBase + c.wkind)), c.t0 - r);
-          if (r > it.lo) {
-            work.push_back({c.src, r, it.lo, it.prefix, false});
+          std::uint32_t w = compose(it.prefix, child(c.ctx, kLabelWaitBase + c.wkind));
+          if (r > it.lo)
+            work.push_back({c.src, r, it.lo, it.prefix, false, false, it.detached});
+          if (c.wkind == kQueue && c.t0 > r) {
+            // A queued wait: what the attaching thread did from the detach to the attach
+            // is what the interval waited for (head-of-line); its nodes become the queue
+            // node's children, its time outside any node the node's own. Walked before
+            // the continuation (pushed last), so the path's pieces stay in time order.
+            work.push_back({it.th, c.t0, r, w, false, true, true});
+            piece_lo = c.t0;
+          } else {
+            attribute(w, c.t0 - r);
             piece_lo = r;
           }
           cur = it.lo;
@@ -753,9 +772,10 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
             // off the path). Chains are flattened: a waker that itself waited keeps its
             // wake-up latency in its nested wait node, but its waker's work joins the
             // outer wait's context, so a wait node's children are what the holders did;
-            // the interval's own ending thread is always in the root context.
-            std::uint32_t next = c.src == ti ? 0 : (it.prefix == 0 ? w : it.prefix);
-            work.push_back({c.src, r, it.lo, next, false});
+            // the interval's own ending thread is in the root context (except in a queued
+            // wait's gap, where its work was for other intervals).
+            std::uint32_t next = c.src == ti && !it.detached ? 0 : (it.prefix == 0 ? w : it.prefix);
+            work.push_back({c.src, r, it.lo, next, false, false, it.detached});
             piece_lo = r;
             cur = it.lo;
             stopped = true;
@@ -1014,14 +1034,17 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
       // would cut the path short); detached, it may be a sibling task's worker of the same
       // interval that finished first, in parallel (a pool's fast task; following its
       // detach would put its work on the path). Without a hand-off the interval moved from
-      // the last holder: hop to its detach (or to it at this instant).
+      // the last holder: hop to its detach (or to it at this instant). Detached, the
+      // interval waited in a queue until this thread took it up: the walk opens the gap
+      // into this thread's work since the detach (what it was busy with, or idle in).
       const bool joined_by_handoff = th.received;
       if (oi.holder >= 0 && oi.holder != ti && !joined_by_handoff)
         hop(th, t, oi.holder, oi.holder_detached ? oi.detach_t : t, arg, kQueue);
       // The same thread taking the interval up again (an event loop's next step of a
-      // request): the interval waited from its detach, and the thread's work in between
-      // was for others. A hand-off received for it after that detach is the later event,
-      // and its edge stays the path.
+      // request): the interval waited from its detach, and the thread's work in between,
+      // for other intervals, is what it waited for (head-of-line; the walk opens the gap).
+      // A hand-off received for it after that detach is the later event, and its edge
+      // stays the path: the interval waited for the sender, not for its turn on the loop.
       const bool resumed = oi.holder == ti && oi.holder_detached &&
                            !(th.received && th.received_send_t >= oi.detach_t);
       if (resumed)
@@ -1037,6 +1060,8 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     if (th.waiting)
       end_wait(th, t, -1, 0);
     boundary(th, t);
+    // the gap of a queued wait begins here and is walked on the thread that re-attaches
+    register_trunc(t);
     auto f = open_.find(arg);
     if (f != open_.end() && f->second.holder == ti) {
       f->second.holder_detached = true;

@@ -63,7 +63,9 @@ struct PathPiece {
 };
 // An interval's critical path as the walk found it, from its end backwards: pieces[k + 1]
 // is the waker whose release at pieces[k].t0 let pieces[k] continue (a wake-up edge or a
-// hand-off), so consecutive pieces meet at one instant and their lengths sum to L(s).
+// hand-off; after an attach, the attaching thread's own work in the queued wait's gap, then
+// the last holder up to its detach), so consecutive pieces meet at one instant and their
+// lengths sum to L(s).
 struct CriticalPath {
   std::uint64_t interval = 0;
   std::vector<PathPiece> pieces;

@@ -67,7 +67,7 @@ def test_program_runs_and_prints_truth(built, tmp_path, name):
     assert s["intervals"] == p.intervals
     assert s["mean_us"] > 0 and s["var_us2"] > 0
     assert math.isfinite(t["share"])
-    if p.name in ("convoy", "customlock", "rwlock"):  # the cause in its two calling contexts
+    if p.name in ("convoy", "customlock", "rwlock", "eventloop"):  # two calling contexts
         assert t["share_self"] >= 0 and t["share_waker"] >= 0
         assert t["mean_waker_us"] > 0 and (t["mean_self_us"] > 0) == (p.name != "rwlock")
     if p.analytic_share is None:

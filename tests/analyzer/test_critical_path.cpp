@@ -1,65 +1,22 @@
 // Critical-path engine tests on hand-built traces whose decomposition is known exactly:
 // nested calls, mutex / condvar / hand-off / attach hops across threads, longjmp repair,
 // and a process-shared mutex matched through <pid>.maps.
-#include "engine.hpp"
+#include "engine_paths.hpp"
 #include "trace_builder.hpp"
-#include "vprof/trace_reader.hpp"
 
 #include <gtest/gtest.h>
 
-#include <map>
-#include <unistd.h>
-
 namespace fs = std::filesystem;
 using namespace vprof::analyzer::detail;
+using vprof::testing::self_times;
+using vprof::testing::Times;
 using vprof::testing::TraceBuilder;
 
 namespace {
 
-fs::path fresh_dir(const std::string &name) {
-  fs::path d = fs::temp_directory_path() / ("vprof-cp-test-" + std::to_string(::getpid())) / name;
-  fs::remove_all(d);
-  fs::create_directories(d);
-  return d;
-}
+fs::path fresh_dir(const std::string &name) { return vprof::testing::fresh_engine_dir("cp", name); }
 
-std::string path_of(const EngineOutput &eo, std::uint32_t n) {
-  if (n == 0)
-    return "/";
-  std::string p;
-  while (n != 0) {
-    const auto &d = eo.nodes[n];
-    std::string part;
-    if (d.label == kLabelUntracked)
-      part = "untracked";
-    else if (d.label >= kLabelWaitBase)
-      part = std::string("wait:") + wait_kind_name(unsigned(d.label - kLabelWaitBase));
-    else
-      part = "s" + std::to_string(d.label);
-    p = "/" + part + p;
-    n = d.parent;
-  }
-  return p;
-}
-
-// Self time per node path of interval i.
-std::map<std::string, std::int64_t> self_times(const EngineOutput &eo, std::size_t i) {
-  std::map<std::string, std::int64_t> m;
-  const auto &r = eo.intervals.at(i);
-  for (std::uint32_t k = 0; k < r.times_n; ++k)
-    m[path_of(eo, eo.times[r.times_off + k].node)] += eo.times[r.times_off + k].ticks;
-  return m;
-}
-
-EngineOutput run(const fs::path &dir) {
-  auto t = vprof::trace::Trace::open(dir);
-  auto eo = run_engine(t, {});
-  EXPECT_EQ(eo.path_sum_mismatches, 0u);
-  EXPECT_EQ(eo.inexact_splits, 0u);
-  return eo;
-}
-
-using Times = std::map<std::string, std::int64_t>;
+EngineOutput run(const fs::path &dir) { return vprof::testing::run_exact(dir); }
 
 } // namespace
 
@@ -213,13 +170,18 @@ TEST(CriticalPath, AttachHopsToTheLastDetach) {
       .emit(VPROF_REC_INTERVAL_END, 1, 90);
   b.write(dir);
   auto eo = run(dir);
-  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 10}, {"/s2", 35}, {"/wait:queue", 15}, {"/s1", 30}}));
+  // the gap (30, 45] opens into what thread 2 did before taking the interval up: s8 until
+  // 44, then 1 outside any probe (the queue node's own time)
+  EXPECT_EQ(
+      self_times(eo, 0),
+      (Times{{"/", 10}, {"/s2", 35}, {"/wait:queue", 1}, {"/wait:queue/s8", 14}, {"/s1", 30}}));
 }
 
 // An event loop: one thread serves interval 1 in two steps and interval 2 in between.
-// Interval 1's path is its own steps and the wait from its detach to its re-attach; the
-// loop's work for interval 2 in that gap is not part of it.
-TEST(CriticalPath, ReattachOnTheSameThreadSkipsTheWorkForOthers) {
+// Interval 1's path is its own steps and the wait from its detach to its re-attach; that
+// wait's children are the loop's work for interval 2 in the gap (head-of-line), its own
+// time the loop's time outside any probe (test_queue_gap.cpp has more).
+TEST(CriticalPath, ReattachOnTheSameThreadQueuesBehindTheWorkForOthers) {
   auto dir = fresh_dir("event-loop");
   TraceBuilder b(1);
   b.thread(1)
@@ -242,8 +204,10 @@ TEST(CriticalPath, ReattachOnTheSameThreadSkipsTheWorkForOthers) {
   b.write(dir);
   auto eo = run(dir);
   ASSERT_EQ(eo.intervals.size(), 2u);
-  EXPECT_EQ(self_times(eo, 0), (Times{{"/s1", 20}, {"/wait:queue", 40}, {"/s3", 10}}));
-  EXPECT_EQ(self_times(eo, 1), (Times{{"/s2", 30}, {"/wait:queue", 20}, {"/s3", 10}}));
+  EXPECT_EQ(self_times(eo, 0),
+            (Times{{"/s1", 20}, {"/wait:queue", 10}, {"/wait:queue/s2", 30}, {"/s3", 10}}));
+  EXPECT_EQ(self_times(eo, 1),
+            (Times{{"/s2", 30}, {"/wait:queue", 10}, {"/wait:queue/s3", 10}, {"/s3", 10}}));
 }
 
 // A hand-off received after the thread's own detach is the later event: the path follows
