@@ -1,6 +1,7 @@
 /* The recorder's test program: threads A and B hand a token back and forth N times through a
- * pipe, a raw futex and an eventfd (B sleeps, A wakes it), then a forked child sleeps in
- * nanosleep. It waits for one line on stdin before starting, so the recorder can attach first.
+ * pipe, a raw futex and an eventfd (B sleeps, A naps 20 us and wakes it), then a forked child
+ * sleeps in nanosleep. It waits for one line on stdin before starting, so the recorder can
+ * attach first.
  *
  *   handoff N    the three phases, then the child; prints "tids MAIN A B", "child PID" and
  *                "phase NAME START_NS END_NS SLEEPS" (B's own view of each phase: its
@@ -116,12 +117,19 @@ static void *thread_b(void *arg) {
   return NULL;
 }
 
+static void nap(long ns) {
+  struct timespec ts = {0, ns};
+  nanosleep(&ts, NULL);
+}
+
 /* Thread A: sends, then waits for B's answer, `rounds` times per phase. */
 static void run_a(void) {
   tid_a = (pid_t)syscall(SYS_gettid);
   long switches = voluntary_switches();
   for (int phase = futex_only ? PHASE_FUTEX : 0; phase < PHASES; phase++) {
     for (long i = 0; i < rounds; i++) {
+      if (!futex_only)
+        nap(20000); /* B is asleep in its receive by now, even on a loaded machine */
       if (phase == PHASE_PIPE) {
         pipe_send(pipe_ab[1]);
         pipe_receive(pipe_ba[0]);
@@ -146,9 +154,8 @@ static void *thread_a(void *arg) {
 }
 
 static void sleep_ms(int n, long ms) {
-  struct timespec ts = {0, ms * 1000000L};
   for (int i = 0; i < n; i++)
-    nanosleep(&ts, NULL);
+    nap(ms * 1000000L);
 }
 
 int main(int argc, char **argv) {
@@ -173,7 +180,9 @@ int main(int argc, char **argv) {
     die("eventfd");
   uint64_t begin = now_ns();
   pthread_t a, b;
-  if (pthread_create(&b, NULL, thread_b, NULL) || pthread_create(&a, NULL, thread_a, NULL))
+  /* A first: B's phases must not overlap the main thread's mapping of a stack (a page fault
+     of B's could then wait for the mmap lock, not for A) */
+  if (pthread_create(&a, NULL, thread_a, NULL) || pthread_create(&b, NULL, thread_b, NULL))
     die("pthread_create");
   pthread_join(a, NULL);
   pthread_join(b, NULL);
