@@ -63,7 +63,7 @@ struct recording {
 
 static volatile sig_atomic_t stop_requested;
 static bool verbose_libbpf;
-static char libbpf_last[256]; /* libbpf's last warning, quoted when a load fails */
+static char libbpf_first[256]; /* libbpf's first warning, quoted when a load fails */
 
 static void on_stop_signal(int sig) {
   (void)sig;
@@ -73,9 +73,14 @@ static void on_stop_signal(int sig) {
 static int on_libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap) {
   if (verbose_libbpf)
     return vfprintf(stderr, fmt, ap);
-  if (level == LIBBPF_WARN) {
-    vsnprintf(libbpf_last, sizeof libbpf_last, fmt, ap);
-    libbpf_last[strcspn(libbpf_last, "\n")] = '\0';
+  if (level == LIBBPF_WARN && libbpf_first[0] == '\0') {
+    char line[sizeof libbpf_first + 16];
+    vsnprintf(line, sizeof line, fmt, ap);
+    line[strcspn(line, "\n")] = '\0';
+    const char *text = strncmp(line, "libbpf: ", 8) == 0 ? line + 8 : line;
+    size_t n = strnlen(text, sizeof libbpf_first - 1);
+    memcpy(libbpf_first, text, n);
+    libbpf_first[n] = '\0';
   }
   return 0;
 }
@@ -287,9 +292,10 @@ static int load_programs(struct vprof_sched_bpf **out, unsigned ring_mb, long ro
     vprof_sched_bpf__destroy(skel);
     if (e == EPERM || e == EACCES)
       return cannot_record("%s", no_privilege);
-    return cannot_record("cannot %s: %s%s%s; `vprof-sched --check --verbose` shows the "
+    return cannot_record("cannot %s: %s%s%s%s; `vprof-sched --check --verbose` shows the "
                          "verifier's log",
-                         step, strerror(e), libbpf_last[0] ? " — libbpf: " : "", libbpf_last);
+                         step, strerror(e), libbpf_first[0] ? " (libbpf: " : "", libbpf_first,
+                         libbpf_first[0] ? ")" : "");
   }
   *out = skel;
   return EXIT_OK;
@@ -461,8 +467,10 @@ static int record(const struct options *o) {
   }
   int traced_fd = bpf_map__fd(skel->maps.traced);
   uint32_t root = (uint32_t)o->root_pid;
-  if (process_gone(o->root_pid))
+  if (process_gone(o->root_pid)) {
+    fprintf(stderr, "vprof-sched: process %ld exited before recording began\n", o->root_pid);
     bpf_map_delete_elem(traced_fd, &root);
+  }
   rec.header.start_ns = monotonic_ns();
   rec.last_flush_ns = rec.header.start_ns;
   status = write_header(&rec);
@@ -474,9 +482,12 @@ static int record(const struct options *o) {
     status = signal_ready(o->ready_fd);
   if (status == EXIT_OK)
     record_until_done(&rec, ring, traced_fd);
-  /* detach first, so what is left in the ring is all there will be */
+  /* detach first, so what is left in the ring is all there will be; a program already
+     running on another CPU when it was detached commits within microseconds */
   vprof_sched_bpf__detach(skel);
   if (ring) {
+    const struct timespec settle = {0, 5000000};
+    nanosleep(&settle, NULL);
     while (rec.io_errno == 0 && ring_buffer__consume(ring) > 0) {
     }
     ring_buffer__free(ring);
