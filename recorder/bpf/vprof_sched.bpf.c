@@ -27,7 +27,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define VPROF_MAX_SLEEPERS 32768
 
 /* Ring fill level (bytes) from which a record wakes the reader up; below it the reader finds
-   the records on its next poll (every few ms) and the writers pay no wake-up. */
+   the records on its next poll (every 20 ms) and the writers pay no wake-up. */
 const volatile __u64 wakeup_bytes = 4u << 20;
 
 /* tgids of the traced processes (value unused); the loader seeds the root. */

@@ -37,8 +37,9 @@ enum {
 #define POLL_MS 20            /* ring poll timeout: the latency of a quiet ring's records */
 #define FLUSH_NS 200000000ull /* a partly filled batch reaches the file within 200 ms */
 #define BATCH_RECORDS 32768u  /* 1 MiB of records per write() */
-#define PROC_PID_INIT_INO                                                                          \
-  0xEFFFFFFCu /* the initial pid namespace's inode (include/linux/proc_ns.h) */
+/* the initial pid namespace's inode number (include/linux/proc_ns.h) */
+#define PROC_PID_INIT_INO 0xEFFFFFFCu
+enum { LOST_RECORDS = 0, LOST_CHILDREN = 1 }; /* slots of the BPF program's `lost` map */
 
 struct options {
   long root_pid;
@@ -494,8 +495,8 @@ static int record(const struct options *o) {
   }
   flush_batch(&rec);
   int lost_fd = bpf_map__fd(skel->maps.lost);
-  uint64_t lost_children = sum_counter(lost_fd, 1);
-  rec.header.lost = sum_counter(lost_fd, 0);
+  uint64_t lost_children = sum_counter(lost_fd, LOST_CHILDREN);
+  rec.header.lost = sum_counter(lost_fd, LOST_RECORDS);
   rec.header.records = rec.records;
   rec.header.end_ns = monotonic_ns();
   rec.header.flags = VPROF_SCHED_CLOSED;
