@@ -238,6 +238,27 @@ def test_sigint_ends_recording_with_a_closed_file(recorder, handoff, tmp_path):
     assert len(f.records) > 0
 
 
+def test_full_ring_counts_lost_records(recorder, handoff, tmp_path):
+    """A stopped recorder drains nothing: a 1 MiB ring holds what it can, the rest is lost and
+    counted, and the file stays whole."""
+    out = tmp_path / "sched.vpk"
+    rec = Recording(recorder, handoff, ["pingpong", 50000], out, extra=["--ring-mb", "1"])
+    rec.recorder.send_signal(signal.SIGSTOP)
+    try:
+        info = parse_output(rec.go())
+    finally:
+        rec.recorder.send_signal(signal.SIGCONT)
+    status, err, _ = rec.wait_recorder()
+    assert status == 0, err
+    f = sched_file.read(out)
+    assert_file_whole(f)
+    ring_capacity = (1 << 20) // (sched_file.RECORD.size + 8)  # 8-byte ring record header
+    assert 0 < len(f.records) <= ring_capacity
+    # each of A's and B's sleeps gave a SLEEP, a WAKE and a RUN, kept or lost
+    assert len(f.records) + f.lost >= 3 * sum(info["sleeps"]), (len(f.records), f.lost)
+    assert f"{f.lost} lost" in err and f.lost > 0
+
+
 def test_check_succeeds_here(recorder):
     r = subprocess.run([recorder, "--check"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
