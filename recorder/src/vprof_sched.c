@@ -140,6 +140,20 @@ static bool parse_long(const char *s, long min, long max, long *out) {
   return true;
 }
 
+/* The process (thread group) thread `tid` belongs to, from /proc; 0 if unreadable. */
+static long thread_group_of(long tid) {
+  char path[64], line[256];
+  long tgid = 0;
+  snprintf(path, sizeof path, "/proc/%ld/status", tid);
+  FILE *f = fopen(path, "r");
+  while (f && tgid == 0 && fgets(line, sizeof line, f))
+    if (strncmp(line, "Tgid:", 5) == 0)
+      tgid = strtol(line + 5, NULL, 10);
+  if (f)
+    fclose(f);
+  return tgid;
+}
+
 /* Fills `o` from argv; returns EXIT_OK, or EXIT_USAGE after naming the bad flag (-1: --help). */
 static int parse_options(int argc, char **argv, struct options *o) {
   enum { OPT_ROOT = 1, OPT_OUT, OPT_READY, OPT_RING, OPT_QUIET, OPT_VERBOSE, OPT_CHECK, OPT_HELP };
@@ -206,6 +220,9 @@ static int parse_options(int argc, char **argv, struct options *o) {
     return usage_error("--out: missing (the sched.vpk file to write)");
   if (kill((pid_t)o->root_pid, 0) != 0 && errno == ESRCH)
     return usage_error("--root-pid %ld: no such process", o->root_pid);
+  long tgid = thread_group_of(o->root_pid);
+  if (tgid > 0 && tgid != o->root_pid)
+    return usage_error("--root-pid %ld: a thread of process %ld, not a process", o->root_pid, tgid);
   if (o->ready_fd >= 0 && fcntl(o->ready_fd, F_GETFD) < 0)
     return usage_error("--ready-fd %d: not an open file descriptor", o->ready_fd);
   return EXIT_OK;

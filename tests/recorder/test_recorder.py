@@ -300,6 +300,26 @@ def test_missing_process_is_a_usage_error(recorder):
     assert r.returncode == 2 and "no such process" in r.stderr, r.stderr
 
 
+def test_thread_id_is_not_a_root(recorder, handoff):
+    """A thread's id names no process tree: the recorder says whose thread it is."""
+    prog = subprocess.Popen([str(handoff), "pingpong", "100000"], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True)
+    try:
+        prog.stdin.write("go\n")
+        prog.stdin.flush()
+        deadline = time.monotonic() + 10
+        while len(os.listdir(f"/proc/{prog.pid}/task")) < 3 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        thread = max(int(t) for t in os.listdir(f"/proc/{prog.pid}/task"))
+        r = subprocess.run([recorder, "--root-pid", str(thread), "--out", "x"],
+                           capture_output=True, text=True, timeout=30)
+    finally:
+        prog.kill()
+        prog.wait()
+    assert r.returncode == 2, r.stderr
+    assert f"--root-pid {thread}: a thread of process {prog.pid}" in r.stderr, r.stderr
+
+
 def test_unwritable_output_names_the_file(recorder, tmp_path):
     bad = tmp_path / "missing-dir" / "sched.vpk"
     r = subprocess.run([recorder, "--root-pid", str(os.getpid()), "--out", str(bad)],
