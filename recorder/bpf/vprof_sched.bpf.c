@@ -1,0 +1,211 @@
+/* The kernel half of the wake-up recorder: scheduler tracepoints of the traced process tree
+ * become vprof_sched_record values (runtime/include/vprof/sched_format.h) in a ring buffer that
+ * vprof-sched (recorder/src/vprof_sched.c) writes to sched.vpk. libbpf CO-RE, Linux >= 5.18.
+ *
+ * Cost for a task outside the tree: at most one hash lookup per event (its tgid in `traced`
+ * when it blocks or is woken, its tid in `sleeping` when it is switched in). */
+#include "vmlinux.h"
+
+#include <bpf/bpf_core_read.h>
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+
+#include <vprof/sched_format.h>
+
+/* The helpers used (bpf_task_pt_regs, bpf_get_current_task_btf) want a GPL-compatible
+   licence string. */
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+#define VPROF_TASK_RUNNING 0u
+#define VPROF_TASK_DEAD 0x80u /* the final switch of an exiting task */
+#define VPROF_PF_EXITING 0x4u /* task->flags: do_exit() has begun */
+#define VPROF_ENOSYS 38
+#define VPROF_FIRST_EXTERNAL_VECTOR 0x20 /* x86: vectors below are exceptions */
+
+/* Traced processes, traced threads asleep at once. */
+#define VPROF_MAX_PROCESSES 16384
+#define VPROF_MAX_SLEEPERS 32768
+
+/* Ring fill level (bytes) from which a record wakes the reader up; below it the reader finds
+   the records on its next poll (every 20 ms) and the writers pay no wake-up. */
+const volatile __u64 wakeup_bytes = 4u << 20;
+
+/* tgids of the traced processes (value unused); the loader seeds the root. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, VPROF_MAX_PROCESSES);
+  __type(key, __u32);
+  __type(value, __u8);
+} traced SEC(".maps");
+
+/* tids of traced threads that blocked (a SLEEP record was taken) and have not run since. */
+struct {
+  __uint(type, BPF_MAP_TYPE_HASH);
+  __uint(max_entries, VPROF_MAX_SLEEPERS);
+  __type(key, __u32);
+  __type(value, __u8);
+} sleeping SEC(".maps");
+
+struct {
+  __uint(type, BPF_MAP_TYPE_RINGBUF);
+  __uint(max_entries, 16u << 20);
+} records SEC(".maps");
+
+/* Per-CPU counters: [VPROF_LOST_RECORDS] records that found the ring full (or whose RUN could
+   not be promised because `sleeping` was full), [VPROF_LOST_CHILDREN] processes forked by a
+   traced one that `traced` had no room for. */
+enum { VPROF_LOST_RECORDS = 0, VPROF_LOST_CHILDREN = 1, VPROF_COUNTERS = 2 };
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, VPROF_COUNTERS);
+  __type(key, __u32);
+  __type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline void count_lost(__u32 which) {
+  __u64 *n = bpf_map_lookup_elem(&lost, &which);
+  if (n)
+    *n += 1;
+}
+
+static __always_inline bool is_traced(__u32 tgid) {
+  return tgid != 0 && bpf_map_lookup_elem(&traced, &tgid) != NULL;
+}
+
+/* True when the current code runs in hard or soft interrupt context: the task `current` names
+   was only interrupted, it is not the waker. preempt_count would say so directly, but it is a
+   per-CPU variable whose address kernels without KALLSYMS_ALL do not give to BPF; the x86-64
+   entry code tells it as well:
+   - an interrupt of kernel code (a system call, a kernel thread, the idle task) runs on the
+     CPU's interrupt stack, as do the softirqs it or local_bh_enable() runs: the BPF frame lies
+     outside current's own stack [task->stack, end of its user frame);
+   - an interrupt of user code runs on the task's stack, above the user frame it saved: that
+     frame is then neither a system call's (ax == -ENOSYS, see blocked_syscall) nor an
+     exception's (a page fault's error code, below 0x20, in orig_ax) but an interrupt's
+     (orig_ax -1 for a system vector such as the timer's, the vector for a device).
+   Softirqs in ksoftirqd run on its stack: their waker is ksoftirqd. False on other
+   architectures. */
+static __always_inline bool in_interrupt_context(void) {
+#if defined(__TARGET_ARCH_x86)
+  struct task_struct *task = bpf_get_current_task_btf();
+  struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+  __u64 low = (__u64)task->stack, frame;
+  if (!regs || low == 0)
+    return false;
+  __u64 high = (__u64)(regs + 1);
+  asm volatile("%[frame] = r10" : [frame] "=r"(frame));
+  if (frame < low || frame >= high)
+    return true;
+  if ((long)regs->ax == -VPROF_ENOSYS)
+    return false;
+  long code = (long)regs->orig_ax;
+  return code < 0 || code >= VPROF_FIRST_EXTERNAL_VECTOR;
+#else
+  return false;
+#endif
+}
+
+/* The system call `t` (a user task that just blocked) is in, or -1: a page fault, an
+   exception, an io_uring worker. The x86-64 entry code stores -ENOSYS in the user frame's ax
+   for the whole system call (the return value replaces it on the way out), while an
+   exception's frame keeps the user's rax there and its error code in orig_ax. */
+static __always_inline __s64 blocked_syscall(struct task_struct *t) {
+#if defined(__TARGET_ARCH_x86)
+  struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(t);
+  if (!regs || (long)regs->ax != -VPROF_ENOSYS)
+    return -1;
+  return (long)regs->orig_ax;
+#else
+  (void)t;
+  return -1;
+#endif
+}
+
+/* Appends one record about `task`; a full ring counts it as lost. */
+static __always_inline void emit(__u8 kind, __u8 flags, __u32 tid, __u32 pid, __u32 other,
+                                 __u32 other_pid, __u32 arg) {
+  vprof_sched_record *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+  if (!r) {
+    count_lost(VPROF_LOST_RECORDS);
+    return;
+  }
+  /* Taken after the reservation, so the ring's order (serialised by its lock) is close to
+     time order across CPUs. */
+  r->time_ns = bpf_ktime_get_ns();
+  r->tid = tid;
+  r->pid = pid;
+  r->other = other;
+  r->other_pid = other_pid;
+  r->kind = kind;
+  r->flags = flags;
+  r->cpu = (__u16)bpf_get_smp_processor_id();
+  r->arg = arg;
+  __u64 wake = bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+                                                                              : BPF_RB_NO_WAKEUP;
+  bpf_ringbuf_submit(r, wake);
+}
+
+/* prev_state is the state the scheduler acted on (Linux >= 5.18); prev->__state may already
+   have been set back to running by a concurrent waker. */
+SEC("tp_btf/sched_switch")
+int BPF_PROG(vprof_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
+             unsigned int prev_state) {
+  __u32 next_tid = next->pid;
+  if (next_tid != 0 && bpf_map_lookup_elem(&sleeping, &next_tid)) {
+    bpf_map_delete_elem(&sleeping, &next_tid);
+    emit(VPROF_SCHED_RUN, 0, next_tid, next->tgid, prev->pid, prev->tgid, 0);
+  }
+  /* A preempted task stays runnable whatever its state says. An exiting task (its last
+     switch, or waits while it closes its files) is done: no record follows its EXIT. */
+  if (preempt || prev_state == VPROF_TASK_RUNNING || (prev_state & VPROF_TASK_DEAD))
+    return 0;
+  __u32 tgid = prev->tgid;
+  if (!is_traced(tgid) || (prev->flags & VPROF_PF_EXITING))
+    return 0;
+  __u32 tid = prev->pid;
+  __u8 one = 1;
+  if (bpf_map_update_elem(&sleeping, &tid, &one, BPF_ANY) != 0)
+    count_lost(VPROF_LOST_RECORDS); /* its RUN will be missing */
+  emit(VPROF_SCHED_SLEEP, 0, tid, tgid, next->pid, next->tgid,
+       vprof_sched_sleep_arg(blocked_syscall(prev), prev_state));
+  return 0;
+}
+
+SEC("tp_btf/sched_waking")
+int BPF_PROG(vprof_sched_waking, struct task_struct *p) {
+  __u32 tgid = p->tgid;
+  if (!is_traced(tgid) || (p->flags & VPROF_PF_EXITING))
+    return 0;
+  __u64 waker = bpf_get_current_pid_tgid();
+  emit(VPROF_SCHED_WAKE, in_interrupt_context() ? VPROF_SCHED_WAKER_IRQ : 0, p->pid, tgid,
+       (__u32)waker, (__u32)(waker >> 32), 0);
+  return 0;
+}
+
+/* Threads join with their process; a process forked by a traced one is traced from its first
+   instruction (this runs before the child is first woken). */
+SEC("tp_btf/sched_process_fork")
+int BPF_PROG(vprof_sched_fork, struct task_struct *parent, struct task_struct *child) {
+  __u32 tgid = child->tgid;
+  if (tgid == parent->tgid || !is_traced(parent->tgid))
+    return 0;
+  __u8 one = 1;
+  if (bpf_map_update_elem(&traced, &tgid, &one, BPF_ANY) != 0)
+    count_lost(VPROF_LOST_CHILDREN);
+  return 0;
+}
+
+/* Runs after do_exit() counted the thread out of signal->live: zero means the process's last
+   thread is leaving (a leader that exits before its threads does not end the process). */
+SEC("tp_btf/sched_process_exit")
+int BPF_PROG(vprof_sched_exit, struct task_struct *p) {
+  __u32 tgid = p->tgid;
+  if (!is_traced(tgid))
+    return 0;
+  __u32 tid = p->pid;
+  bpf_map_delete_elem(&sleeping, &tid);
+  emit(VPROF_SCHED_EXIT, 0, tid, tgid, 0, 0, 0);
+  if (BPF_CORE_READ(p, signal, live.counter) == 0)
+    bpf_map_delete_elem(&traced, &tgid);
+  return 0;
+}

@@ -1,0 +1,568 @@
+/* vprof-sched, the kernel wake-up recorder: loads recorder/bpf/vprof_sched.bpf.c, records the
+ * sleeps, wake-ups and runs of one process tree and writes them to a sched.vpk file
+ * (runtime/include/vprof/sched_format.h). docs/recorder.md is its manual. */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/utsname.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include <vprof/sched_format.h>
+
+#include "vprof_sched.skel.h"
+
+enum {
+  EXIT_OK = 0,
+  EXIT_ERROR = 1,  /* I/O or unexpected failure, the message names the file */
+  EXIT_USAGE = 2,  /* a bad flag, the message names it */
+  EXIT_CANNOT = 3, /* recording is impossible here: one line, why, the fix */
+};
+
+#define RING_MB_DEFAULT 16u
+#define RING_MB_MAX 1024u
+#define POLL_MS 20            /* ring poll timeout: the latency of a quiet ring's records */
+#define FLUSH_NS 200000000ull /* a partly filled batch reaches the file within 200 ms */
+#define BATCH_RECORDS 32768u  /* 1 MiB of records per write() */
+/* the initial pid namespace's inode number (include/linux/proc_ns.h) */
+#define PROC_PID_INIT_INO 0xEFFFFFFCu
+enum { LOST_RECORDS = 0, LOST_CHILDREN = 1 }; /* slots of the BPF program's `lost` map */
+
+struct options {
+  long root_pid;
+  const char *out;
+  int ready_fd;
+  unsigned ring_mb;
+  bool quiet, check, verbose;
+};
+
+/* The output file and its batch. */
+struct recording {
+  const char *path;
+  int fd;
+  off_t end; /* where the next batch goes */
+  vprof_sched_header header;
+  vprof_sched_record *batch;
+  size_t batched;
+  uint64_t records, sleeps, wakeups;
+  uint64_t last_flush_ns;
+  int io_errno; /* first write error; recording stops on it */
+};
+
+static volatile sig_atomic_t stop_requested;
+static bool verbose_libbpf;
+static char libbpf_first[256]; /* libbpf's first warning, quoted when a load fails */
+
+static void on_stop_signal(int sig) {
+  (void)sig;
+  stop_requested = 1;
+}
+
+static int on_libbpf_message(enum libbpf_print_level level, const char *fmt, va_list ap) {
+  if (verbose_libbpf)
+    return vfprintf(stderr, fmt, ap);
+  if (level == LIBBPF_WARN && libbpf_first[0] == '\0') {
+    char line[sizeof libbpf_first + 16];
+    vsnprintf(line, sizeof line, fmt, ap);
+    line[strcspn(line, "\n")] = '\0';
+    const char *text = strncmp(line, "libbpf: ", 8) == 0 ? line + 8 : line;
+    size_t n = strnlen(text, sizeof libbpf_first - 1);
+    memcpy(libbpf_first, text, n);
+    libbpf_first[n] = '\0';
+  }
+  return 0;
+}
+
+static uint64_t monotonic_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void usage(FILE *to) {
+  fputs("usage: vprof-sched --root-pid PID --out FILE [--ready-fd FD] [--ring-mb N] [--quiet]\n"
+        "       vprof-sched --check\n"
+        "\n"
+        "Records the Linux scheduler's view of a process tree with eBPF: when a thread of the\n"
+        "tree blocked in the kernel (and in which system call), which thread or interrupt woke\n"
+        "it, and when it ran again; plus thread exits. Threads and processes the tree creates\n"
+        "while recording join it. The analyzer turns these into wake-up edges for waits the\n"
+        "runtime cannot see (futexes, pipes, sockets, epoll, signals).\n"
+        "\n"
+        "  --root-pid PID  the process whose tree is recorded (usually started stopped, and\n"
+        "                  released once the ready byte arrives)\n"
+        "  --out FILE      the file written, sched.vpk in the trace directory: a 128-byte header\n"
+        "                  and 32-byte records (docs/trace-format.md, \"Kernel wake-ups\")\n"
+        "  --ready-fd FD   write one byte to FD and close it once recording has begun\n"
+        "  --ring-mb N     kernel ring buffer size in MiB (default 16, rounded up to a power\n"
+        "                  of two); records that find it full are counted as lost\n"
+        "  --quiet         no summary line on exit\n"
+        "  --verbose       print libbpf's messages (load and verifier logs)\n"
+        "  --check         exit 0 if recording works here, else 3 with the reason and the fix\n"
+        "\n"
+        "Recording ends on SIGINT or SIGTERM, or by itself once every traced process has exited.\n"
+        "It needs root, or CAP_BPF and CAP_PERFMON, a kernel >= 5.18 with BTF\n"
+        "(/sys/kernel/btf/vmlinux), and the host's pid namespace.\n"
+        "Exit status: 0 recorded, 1 error (I/O), 2 bad usage, 3 cannot record here.\n",
+        to);
+}
+
+static int usage_error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("vprof-sched: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputs(" (see vprof-sched --help)\n", stderr);
+  va_end(ap);
+  return EXIT_USAGE;
+}
+
+static bool parse_long(const char *s, long min, long max, long *out) {
+  char *end;
+  errno = 0;
+  long v = strtol(s, &end, 10);
+  if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+    return false;
+  *out = v;
+  return true;
+}
+
+/* The process (thread group) thread `tid` belongs to, from /proc; 0 if unreadable. */
+static long thread_group_of(long tid) {
+  char path[64], line[256];
+  long tgid = 0;
+  snprintf(path, sizeof path, "/proc/%ld/status", tid);
+  FILE *f = fopen(path, "r");
+  while (f && tgid == 0 && fgets(line, sizeof line, f))
+    if (strncmp(line, "Tgid:", 5) == 0)
+      tgid = strtol(line + 5, NULL, 10);
+  if (f)
+    fclose(f);
+  return tgid;
+}
+
+/* Fills `o` from argv; returns EXIT_OK, or EXIT_USAGE after naming the bad flag (-1: --help). */
+static int parse_options(int argc, char **argv, struct options *o) {
+  enum { OPT_ROOT = 1, OPT_OUT, OPT_READY, OPT_RING, OPT_QUIET, OPT_VERBOSE, OPT_CHECK, OPT_HELP };
+  static const struct option longs[] = {{"root-pid", required_argument, NULL, OPT_ROOT},
+                                        {"out", required_argument, NULL, OPT_OUT},
+                                        {"ready-fd", required_argument, NULL, OPT_READY},
+                                        {"ring-mb", required_argument, NULL, OPT_RING},
+                                        {"quiet", no_argument, NULL, OPT_QUIET},
+                                        {"verbose", no_argument, NULL, OPT_VERBOSE},
+                                        {"check", no_argument, NULL, OPT_CHECK},
+                                        {"help", no_argument, NULL, OPT_HELP},
+                                        {NULL, 0, NULL, 0}};
+  *o = (struct options){.root_pid = 0, .out = NULL, .ready_fd = -1, .ring_mb = RING_MB_DEFAULT};
+  opterr = 0;
+  int c;
+  long v;
+  while ((c = getopt_long(argc, argv, "h", longs, NULL)) != -1) {
+    switch (c) {
+    case OPT_ROOT:
+      if (!parse_long(optarg, 1, INT32_MAX, &v))
+        return usage_error("--root-pid %s: not a process id", optarg);
+      o->root_pid = v;
+      break;
+    case OPT_OUT:
+      o->out = optarg;
+      break;
+    case OPT_READY:
+      if (!parse_long(optarg, 0, INT32_MAX, &v))
+        return usage_error("--ready-fd %s: not a file descriptor number", optarg);
+      o->ready_fd = (int)v;
+      break;
+    case OPT_RING:
+      if (!parse_long(optarg, 1, RING_MB_MAX, &v))
+        return usage_error("--ring-mb %s: want a size in MiB from 1 to %u", optarg, RING_MB_MAX);
+      o->ring_mb = (unsigned)v;
+      break;
+    case OPT_QUIET:
+      o->quiet = true;
+      break;
+    case OPT_VERBOSE:
+      o->verbose = true;
+      break;
+    case OPT_CHECK:
+      o->check = true;
+      break;
+    case 'h':
+    case OPT_HELP:
+      return -1;
+    default: /* '?': optopt is the flag that wants a value, a short flag, or 0 */
+      if (optopt >= OPT_ROOT && optopt <= OPT_HELP)
+        return usage_error("%s: wants a value", argv[optind - 1]);
+      if (optopt != 0)
+        return usage_error("-%c: unknown flag", optopt);
+      return usage_error("%s: unknown flag", argv[optind - 1]);
+    }
+  }
+  if (optind < argc)
+    return usage_error("%s: unexpected argument", argv[optind]);
+  if (o->check)
+    return EXIT_OK;
+  if (o->root_pid == 0)
+    return usage_error("--root-pid: missing (the process to record)");
+  if (o->out == NULL || o->out[0] == '\0')
+    return usage_error("--out: missing (the sched.vpk file to write)");
+  if (kill((pid_t)o->root_pid, 0) != 0 && errno == ESRCH)
+    return usage_error("--root-pid %ld: no such process", o->root_pid);
+  long tgid = thread_group_of(o->root_pid);
+  if (tgid > 0 && tgid != o->root_pid)
+    return usage_error("--root-pid %ld: a thread of process %ld, not a process", o->root_pid, tgid);
+  if (o->ready_fd >= 0 && fcntl(o->ready_fd, F_GETFD) < 0)
+    return usage_error("--ready-fd %d: not an open file descriptor", o->ready_fd);
+  return EXIT_OK;
+}
+
+/* ---- can we record here? ---- */
+
+static int cannot_record(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  fputs("vprof-sched: cannot record here: ", stderr);
+  vfprintf(stderr, fmt, ap);
+  fputc('\n', stderr);
+  va_end(ap);
+  return EXIT_CANNOT;
+}
+
+static const char no_privilege[] =
+    "no privilege to load BPF programs (needs root, or CAP_BPF and CAP_PERFMON); run it as "
+    "root or `setcap cap_bpf,cap_perfmon+ep vprof-sched`";
+
+/* The effective capability set (/proc/self/status CapEff), or all bits when unreadable. */
+static uint64_t effective_capabilities(void) {
+  FILE *f = fopen("/proc/self/status", "r");
+  uint64_t caps = ~0ull;
+  char line[256];
+  while (f && fgets(line, sizeof line, f))
+    if (strncmp(line, "CapEff:", 7) == 0)
+      caps = strtoull(line + 7, NULL, 16);
+  if (f)
+    fclose(f);
+  return caps;
+}
+
+/* Checks what can be told before loading anything; returns EXIT_OK or EXIT_CANNOT (printed). */
+static int check_environment(void) {
+  struct utsname u;
+  int major = 0, minor = 0;
+  if (uname(&u) == 0 && sscanf(u.release, "%d.%d", &major, &minor) == 2 &&
+      (major < 5 || (major == 5 && minor < 18)))
+    return cannot_record("kernel %s is too old (needs Linux >= 5.18 for sched_switch's "
+                         "prev_state); run on a newer kernel",
+                         u.release);
+  if (access("/sys/kernel/btf/vmlinux", R_OK) != 0)
+    return cannot_record("no kernel BTF (/sys/kernel/btf/vmlinux: %s); use a kernel built with "
+                         "CONFIG_DEBUG_INFO_BTF=y",
+                         strerror(errno));
+  struct stat ns;
+  if (stat("/proc/self/ns/pid", &ns) == 0 && ns.st_ino != PROC_PID_INIT_INO)
+    return cannot_record("runs in a child pid namespace, whose ids are not the kernel's; run it "
+                         "in the host's pid namespace (e.g. docker --pid=host)");
+  const uint64_t cap_sys_admin = 1ull << 21, cap_perfmon = 1ull << 38, cap_bpf = 1ull << 39;
+  uint64_t caps = effective_capabilities();
+  if (!(caps & cap_sys_admin) && (caps & (cap_bpf | cap_perfmon)) != (cap_bpf | cap_perfmon))
+    return cannot_record("%s", no_privilege);
+  return EXIT_OK;
+}
+
+/* Opens, sizes and loads the programs, puts `root_pid` (if not 0) in the traced set, and
+   attaches them; on failure prints why (EXIT_CANNOT). */
+static int load_programs(struct vprof_sched_bpf **out, unsigned ring_mb, long root_pid) {
+  uint32_t ring_bytes = 1u << 20;
+  while (ring_bytes < ring_mb * (1u << 20))
+    ring_bytes <<= 1;
+  struct vprof_sched_bpf *skel = vprof_sched_bpf__open();
+  if (!skel)
+    return cannot_record("cannot open the BPF object: %s", strerror(errno));
+  bpf_map__set_max_entries(skel->maps.records, ring_bytes);
+  skel->rodata->wakeup_bytes = ring_bytes / 4;
+  int err = vprof_sched_bpf__load(skel);
+  const char *step = "load the BPF programs";
+  if (err == 0 && root_pid > 0) {
+    uint32_t root = (uint32_t)root_pid;
+    uint8_t one = 1;
+    err = bpf_map_update_elem(bpf_map__fd(skel->maps.traced), &root, &one, BPF_ANY);
+    err = err ? -errno : 0;
+    step = "seed the traced set";
+  }
+  if (err == 0) {
+    err = vprof_sched_bpf__attach(skel);
+    step = "attach the BPF programs";
+  }
+  if (err != 0) {
+    int e = err < 0 ? -err : err;
+    vprof_sched_bpf__destroy(skel);
+    if (e == EPERM || e == EACCES)
+      return cannot_record("%s", no_privilege);
+    return cannot_record("cannot %s: %s%s%s%s; `vprof-sched --check --verbose` shows the "
+                         "verifier's log",
+                         step, strerror(e), libbpf_first[0] ? " (libbpf: " : "", libbpf_first,
+                         libbpf_first[0] ? ")" : "");
+  }
+  *out = skel;
+  return EXIT_OK;
+}
+
+/* ---- the file ---- */
+
+static int io_error(const char *path, const char *what, int e) {
+  fprintf(stderr, "vprof-sched: %s: %s: %s\n", path, what, strerror(e));
+  return EXIT_ERROR;
+}
+
+/* pwrite()s all of `data` at `at`; returns 0 or the errno. */
+static int write_all(int fd, const void *data, size_t size, off_t at) {
+  const char *p = data;
+  while (size > 0) {
+    ssize_t n = pwrite(fd, p, size, at);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return n < 0 ? errno : EIO;
+    p += n;
+    size -= (size_t)n;
+    at += n;
+  }
+  return 0;
+}
+
+static void flush_batch(struct recording *rec) {
+  if (rec->batched > 0 && rec->io_errno == 0)
+    rec->io_errno =
+        write_all(rec->fd, rec->batch, rec->batched * sizeof(vprof_sched_record), rec->end);
+  rec->end += (off_t)(rec->batched * sizeof(vprof_sched_record));
+  rec->batched = 0;
+  rec->last_flush_ns = monotonic_ns();
+}
+
+static int open_recording(struct recording *rec, const char *path, long root_pid) {
+  *rec = (struct recording){.path = path, .fd = -1, .end = VPROF_SCHED_HEADER_SIZE};
+  rec->batch = malloc(BATCH_RECORDS * sizeof(vprof_sched_record));
+  if (!rec->batch)
+    return io_error(path, "no memory for the write batch", ENOMEM);
+  rec->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (rec->fd < 0)
+    return io_error(path, "cannot create", errno);
+  vprof_sched_header *h = &rec->header;
+  memcpy(h->magic, VPROF_SCHED_MAGIC, VPROF_SCHED_MAGIC_SIZE);
+  h->version = VPROF_SCHED_VERSION;
+  h->header_size = VPROF_SCHED_HEADER_SIZE;
+  h->record_size = VPROF_SCHED_RECORD_SIZE;
+  h->root_pid = (uint32_t)root_pid;
+  return EXIT_OK;
+}
+
+/* Writes the header (at start: records 0, not closed; at the end: final). */
+static int write_header(struct recording *rec) {
+  int e = write_all(rec->fd, &rec->header, sizeof rec->header, 0);
+  return e ? io_error(rec->path, "cannot write the header", e) : EXIT_OK;
+}
+
+/* ring_buffer callback: one record into the batch. */
+static int on_record(void *ctx, void *data, size_t size) {
+  struct recording *rec = ctx;
+  if (size != sizeof(vprof_sched_record))
+    return 0;
+  const vprof_sched_record *r = data;
+  rec->batch[rec->batched++] = *r;
+  rec->records++;
+  rec->sleeps += r->kind == VPROF_SCHED_SLEEP;
+  rec->wakeups += r->kind == VPROF_SCHED_WAKE;
+  if (rec->batched == BATCH_RECORDS)
+    flush_batch(rec);
+  return rec->io_errno ? -rec->io_errno : 0;
+}
+
+/* ---- recording ---- */
+
+static bool tree_is_empty(int traced_fd) {
+  uint32_t key;
+  return bpf_map_get_next_key(traced_fd, NULL, &key) != 0 && errno == ENOENT;
+}
+
+/* The root exited before the programs were attached (no exit event will come): true when none
+   of its tasks is alive (absent, or zombies only). */
+static bool process_gone(long pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%ld/task", pid);
+  DIR *dir = opendir(path);
+  if (!dir)
+    return true;
+  bool alive = false;
+  struct dirent *d;
+  while (!alive && (d = readdir(dir)) != NULL) {
+    if (d->d_name[0] == '.')
+      continue;
+    char stat_path[sizeof path + sizeof d->d_name + 8], buf[512];
+    snprintf(stat_path, sizeof stat_path, "%s/%s/stat", path, d->d_name);
+    FILE *f = fopen(stat_path, "r");
+    if (!f)
+      continue;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = '\0';
+    const char *state = strrchr(buf, ')'); /* "tid (comm) S ..." — comm may hold ')' */
+    alive = state && state[1] == ' ' && state[2] != 'Z' && state[2] != 'X';
+  }
+  closedir(dir);
+  return !alive;
+}
+
+static uint64_t sum_counter(int lost_fd, uint32_t which) {
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0)
+    return 0;
+  uint64_t *values = calloc((size_t)cpus, sizeof *values), sum = 0;
+  if (values && bpf_map_lookup_elem(lost_fd, &which, values) == 0)
+    for (int i = 0; i < cpus; i++)
+      sum += values[i];
+  free(values);
+  return sum;
+}
+
+static int signal_ready(int fd) {
+  if (fd < 0)
+    return EXIT_OK;
+  char byte = 1;
+  ssize_t n;
+  do
+    n = write(fd, &byte, 1);
+  while (n < 0 && errno == EINTR);
+  int e = errno;
+  close(fd);
+  if (n != 1) {
+    fprintf(stderr, "vprof-sched: --ready-fd %d: cannot write the ready byte: %s\n", fd,
+            strerror(n < 0 ? e : EIO));
+    return EXIT_ERROR;
+  }
+  return EXIT_OK;
+}
+
+/* Polls the ring until a stop signal or until the tree has no process left. */
+static void record_until_done(struct recording *rec, struct ring_buffer *ring, int traced_fd) {
+  while (!stop_requested && rec->io_errno == 0) {
+    ring_buffer__poll(ring, POLL_MS); /* wakes early only when the ring is a quarter full */
+    ring_buffer__consume(ring);
+    if (monotonic_ns() - rec->last_flush_ns >= FLUSH_NS)
+      flush_batch(rec);
+    if (tree_is_empty(traced_fd))
+      break;
+  }
+}
+
+static int record(const struct options *o) {
+  int status = check_environment();
+  if (status != EXIT_OK)
+    return status;
+  struct recording rec;
+  status = open_recording(&rec, o->out, o->root_pid);
+  struct vprof_sched_bpf *skel = NULL;
+  if (status == EXIT_OK)
+    status = load_programs(&skel, o->ring_mb, o->root_pid);
+  if (status != EXIT_OK) {
+    if (rec.fd >= 0) {
+      close(rec.fd);
+      unlink(o->out);
+    }
+    free(rec.batch);
+    return status;
+  }
+  int traced_fd = bpf_map__fd(skel->maps.traced);
+  uint32_t root = (uint32_t)o->root_pid;
+  if (process_gone(o->root_pid)) {
+    fprintf(stderr, "vprof-sched: process %ld exited before recording began\n", o->root_pid);
+    bpf_map_delete_elem(traced_fd, &root);
+  }
+  rec.header.start_ns = monotonic_ns();
+  rec.last_flush_ns = rec.header.start_ns;
+  status = write_header(&rec);
+  struct ring_buffer *ring =
+      ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, &rec, NULL);
+  if (!ring && status == EXIT_OK)
+    status = io_error("ring buffer", "cannot map", errno);
+  if (status == EXIT_OK)
+    status = signal_ready(o->ready_fd);
+  if (status == EXIT_OK)
+    record_until_done(&rec, ring, traced_fd);
+  /* detach first, so what is left in the ring is all there will be; a program already
+     running on another CPU when it was detached commits within microseconds */
+  vprof_sched_bpf__detach(skel);
+  if (ring) {
+    const struct timespec settle = {0, 5000000};
+    nanosleep(&settle, NULL);
+    while (rec.io_errno == 0 && ring_buffer__consume(ring) > 0) {
+    }
+    ring_buffer__free(ring);
+  }
+  flush_batch(&rec);
+  int lost_fd = bpf_map__fd(skel->maps.lost);
+  uint64_t lost_children = sum_counter(lost_fd, LOST_CHILDREN);
+  rec.header.lost = sum_counter(lost_fd, LOST_RECORDS);
+  rec.header.records = rec.records;
+  rec.header.end_ns = monotonic_ns();
+  rec.header.flags = VPROF_SCHED_CLOSED;
+  vprof_sched_bpf__destroy(skel);
+  if (rec.io_errno != 0)
+    status = io_error(rec.path, "cannot write the records", rec.io_errno);
+  else if (write_header(&rec) != EXIT_OK)
+    status = EXIT_ERROR;
+  if (close(rec.fd) != 0 && status == EXIT_OK)
+    status = io_error(rec.path, "cannot close", errno);
+  free(rec.batch);
+  if (lost_children > 0)
+    fprintf(stderr, "vprof-sched: %llu processes forked by the tree were not traced (table full)\n",
+            (unsigned long long)lost_children);
+  if (!o->quiet)
+    fprintf(stderr, "vprof-sched: %llu records (%llu sleeps, %llu wake-ups), %llu lost\n",
+            (unsigned long long)rec.records, (unsigned long long)rec.sleeps,
+            (unsigned long long)rec.wakeups, (unsigned long long)rec.header.lost);
+  return status;
+}
+
+static int check(const struct options *o) {
+  int status = check_environment();
+  struct vprof_sched_bpf *skel = NULL;
+  if (status == EXIT_OK)
+    status = load_programs(&skel, 1, 0);
+  if (status != EXIT_OK)
+    return status;
+  vprof_sched_bpf__destroy(skel);
+  if (!o->quiet)
+    fprintf(stderr, "vprof-sched: recording works here\n");
+  return EXIT_OK;
+}
+
+int main(int argc, char **argv) {
+  struct options o;
+  int status = parse_options(argc, argv, &o);
+  if (status < 0) {
+    usage(stdout);
+    return EXIT_OK;
+  }
+  if (status != EXIT_OK)
+    return status;
+  verbose_libbpf = o.verbose;
+  libbpf_set_print(on_libbpf_message);
+  struct sigaction sa = {.sa_handler = on_stop_signal};
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, NULL);
+  sigaction(SIGTERM, &sa, NULL);
+  signal(SIGPIPE, SIG_IGN);
+  return o.check ? check(&o) : record(&o);
+}

@@ -1,0 +1,370 @@
+"""The kernel wake-up recorder (build/recorder/vprof-sched) end to end: it records a program
+whose threads hand a token back and forth (pipe, futex, eventfd) and the file must show each of
+B's sleeps in the right system call, woken by A, then run again; forked children are traced,
+other processes never; the exit codes of its CLI; a killed recorder's file. Needs root (or
+CAP_BPF + CAP_PERFMON) and a kernel with BTF: skipped with the reason otherwise."""
+import collections
+import os
+import pathlib
+import shutil
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import sched_file  # noqa: E402
+
+HERE = pathlib.Path(__file__).resolve().parent
+SYS_READ, SYS_FUTEX, SYS_CLOCK_NANOSLEEP, SYS_WAIT4 = 0, 202, 230, 61  # x86-64
+PHASE_SYSCALL = {"pipe": SYS_READ, "futex": SYS_FUTEX, "eventfd": SYS_READ}
+
+
+@pytest.fixture(scope="module")
+def recorder(build_dir):
+    exe = build_dir / "recorder" / "vprof-sched"
+    if not exe.exists():
+        pytest.skip(f"{exe} not built (the recorder room is skipped without libbpf, bpftool, "
+                    "clang-19 or kernel BTF; see the CMake status line)")
+    if os.geteuid() != 0:
+        pytest.skip("the recorder needs root (or CAP_BPF + CAP_PERFMON)")
+    check = subprocess.run([exe, "--check"], capture_output=True, text=True, timeout=60)
+    if check.returncode != 0:
+        pytest.skip(f"vprof-sched --check: {check.stderr.strip()}")
+    return exe
+
+
+@pytest.fixture(scope="module")
+def handoff(tmp_path_factory):
+    if os.uname().machine != "x86_64":
+        pytest.skip("the expected system call numbers are x86-64's")
+    exe = tmp_path_factory.mktemp("recbin") / "handoff"
+    subprocess.run(["cc", "-std=gnu11", "-O2", "-g", "-Wall", "-Wextra", "-Werror",
+                    str(HERE / "programs" / "handoff.c"), "-o", str(exe), "-pthread"],
+                   check=True)
+    return exe
+
+
+class Recording:
+    """A program started waiting for "go" on stdin and a recorder attached to it."""
+
+    def __init__(self, recorder, program, args, out, extra=()):
+        self.out = out
+        self.program = subprocess.Popen([str(program), *map(str, args)], stdin=subprocess.PIPE,
+                                        stdout=subprocess.PIPE, text=True)
+        ready_r, ready_w = os.pipe()
+        self.recorder = subprocess.Popen(
+            [str(recorder), "--root-pid", str(self.program.pid), "--out", str(out),
+             "--ready-fd", str(ready_w), *extra],
+            pass_fds=(ready_w,), stderr=subprocess.PIPE, text=True)
+        os.close(ready_w)
+        with os.fdopen(ready_r, "rb") as ready:
+            assert ready.read(1) == b"\x01", self.recorder.stderr.read()
+
+    def go(self, timeout=120):
+        """Starts the program, waits for it, returns its stdout."""
+        out, _ = self.program.communicate("go\n", timeout=timeout)
+        assert self.program.returncode == 0, out
+        return out
+
+    def wait_recorder(self, timeout=30):
+        """The recorder ends by itself once the tree has exited: (status, stderr, rusage)."""
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            pid, status, usage = os.wait4(self.recorder.pid, os.WNOHANG)
+            if pid:
+                self.recorder.returncode = os.waitstatus_to_exitcode(status)
+                return self.recorder.returncode, self.recorder.stderr.read(), usage
+            time.sleep(0.01)
+        self.recorder.kill()
+        pytest.fail("the recorder did not end after the traced tree exited")
+
+
+def parse_output(text):
+    lines = [line.split() for line in text.splitlines()]
+    info = {"phases": {}}
+    for words in lines:
+        if words[0] == "tids":
+            info["main"], info["a"], info["b"] = map(int, words[1:4])
+        elif words[0] == "child":
+            info["child"] = int(words[1])
+        elif words[0] == "phase":
+            info["phases"][words[1]] = tuple(map(int, words[2:5]))
+        elif words[0] == "pingpong":
+            info["seconds"] = float(words[2])
+            info["sleeps"] = (int(words[4]), int(words[5]))
+    return info
+
+
+def by_tid(records):
+    out = collections.defaultdict(list)
+    for r in sorted(records, key=lambda r: r.time_ns):
+        out[r.tid].append(r)
+    return out
+
+
+def wake_of(task, sleep):
+    """The WAKE that ended `sleep` in `task` (one thread's records in time order), by the
+    pairing rule of docs/trace-format.md: its last WAKE after its previous RUN and not after
+    the RUN that ends the sleep (it may be stamped just before the SLEEP). Also checks that
+    the RUN comes, after the SLEEP and before any other SLEEP."""
+    i = task.index(sleep)
+    run = next((r for r in task[i + 1:] if r.kind == sched_file.RUN), None)
+    assert run is not None, f"no RUN after {sleep}"
+    assert not [r for r in task[i + 1:task.index(run)] if r.kind == sched_file.SLEEP]
+    previous_run = max((r.time_ns for r in task[:i] if r.kind == sched_file.RUN), default=0)
+    wakes = [r for r in task if r.kind == sched_file.WAKE
+             and previous_run < r.time_ns <= run.time_ns]
+    return wakes[-1] if wakes else None
+
+
+def assert_file_whole(f):
+    assert f.closed, "header not CLOSED"
+    assert f.records_in_header == len(f.records), (f.records_in_header, len(f.records))
+    assert f.trailing_bytes == 0
+    assert f.start_ns <= f.end_ns
+    last = {}
+    for r in f.records:  # per CPU, the file is in time order
+        assert r.kind in sched_file.KIND_NAMES, r
+        assert f.start_ns <= r.time_ns <= f.end_ns, r
+        assert r.time_ns >= last.get(r.cpu, 0), (r, last[r.cpu])
+        last[r.cpu] = r.time_ns
+
+
+@pytest.fixture(scope="module")
+def handoff_run(recorder, handoff, tmp_path_factory):
+    """One recorded handoff run (200 rounds per phase) beside an untraced idle process."""
+    tmp = tmp_path_factory.mktemp("rec")
+    idle = subprocess.Popen([str(handoff), "idle", "300"], stdin=subprocess.PIPE, text=True)
+    rec = Recording(recorder, handoff, ["handoff", 200], tmp / "sched.vpk")
+    idle.stdin.write("go\n")
+    idle.stdin.flush()
+    info = parse_output(rec.go())
+    status, err, _ = rec.wait_recorder()
+    idle.communicate(timeout=30)
+    assert status == 0, err
+    return info, sched_file.read(tmp / "sched.vpk"), err, idle.pid
+
+
+def test_file_is_closed_and_ordered(handoff_run):
+    info, f, err, _ = handoff_run
+    assert_file_whole(f)
+    assert f.root_pid == info["main"]
+    assert f.lost == 0
+    counts = collections.Counter(r.kind for r in f.records)
+    assert err.strip() == (f"vprof-sched: {len(f.records)} records ({counts[sched_file.SLEEP]} "
+                           f"sleeps, {counts[sched_file.WAKE]} wake-ups), 0 lost")
+
+
+def test_b_sleeps_in_the_phase_syscall_woken_by_a(handoff_run):
+    info, f, _, _ = handoff_run
+    tasks = by_tid(f.records)
+    b = tasks[info["b"]]
+    for phase, (begin, end, switches) in info["phases"].items():
+        sleeps = [r for r in b if r.kind == sched_file.SLEEP and begin <= r.time_ns <= end]
+        # every voluntary switch B counted itself is a SLEEP record, and the other way round
+        assert len(sleeps) == switches, (phase, len(sleeps), switches)
+        assert switches >= 50, f"{phase}: B slept only {switches} times in 200 hand-offs"
+        for s in sleeps:
+            assert s.syscall == PHASE_SYSCALL[phase], (phase, str(s))
+            assert s.pid == info["main"] and s.state & 0xFF in (1, 2), str(s)
+        for s in sleeps:
+            wake = wake_of(b, s)
+            assert wake, f"{phase}: no WAKE of B for {s}"
+            assert (wake.other, wake.other_pid) == (info["a"], info["main"]), str(wake)
+            assert wake.flags & sched_file.WAKER_IRQ == 0, str(wake)
+
+
+def test_child_process_is_traced(handoff_run):
+    info, f, _, _ = handoff_run
+    tasks = by_tid(f.records)
+    child = tasks[info["child"]]
+    assert all(r.pid == info["child"] for r in child)
+    naps = [r for r in child if r.kind == sched_file.SLEEP
+            and r.syscall == SYS_CLOCK_NANOSLEEP]
+    assert len(naps) == 5, [str(r) for r in child]
+    # nanosleep ends in the timer interrupt: the waker is whatever ran there, flagged
+    for nap in naps:
+        wake = wake_of(child, nap)
+        assert wake and wake.flags & sched_file.WAKER_IRQ, (str(nap), str(wake))
+    assert child[-1].kind == sched_file.EXIT
+    # the parent waits in wait4 and the child's exit wakes it, from the child
+    main = tasks[info["main"]]
+    assert any(r.kind == sched_file.SLEEP and r.syscall == SYS_WAIT4 for r in main)
+    assert any(r.kind == sched_file.WAKE and r.other == info["child"] for r in main)
+
+
+def test_every_thread_exits_once(handoff_run):
+    info, f, _, _ = handoff_run
+    exits = collections.Counter(r.tid for r in f.records if r.kind == sched_file.EXIT)
+    for name in ("main", "a", "b", "child"):
+        assert exits[info[name]] == 1, (name, exits)
+
+
+def test_untraced_process_never_appears(handoff_run):
+    info, f, _, idle_pid = handoff_run
+    assert idle_pid not in {r.pid for r in f.records} | {r.tid for r in f.records}
+    traced = {info["main"], info["child"]}
+    assert {r.pid for r in f.records} == traced
+
+
+def test_killed_recorder_leaves_readable_records(recorder, handoff, tmp_path):
+    out = tmp_path / "sched.vpk"
+    rec = Recording(recorder, handoff, ["idle", 3000], out)
+    rec.program.stdin.write("go\n")
+    rec.program.stdin.flush()
+    time.sleep(1.0)  # several of the recorder's 200 ms flushes
+    rec.recorder.send_signal(signal.SIGKILL)
+    rec.recorder.wait(timeout=10)
+    rec.program.kill()
+    rec.program.wait(timeout=10)
+    f = sched_file.read(out)
+    assert not f.closed and f.records_in_header == 0 and f.end_ns == 0
+    assert f.trailing_bytes == 0
+    assert len(f.records) >= 100, len(f.records)  # ~1000 naps of 1 ms were under way
+    assert {r.pid for r in f.records} == {rec.program.pid}
+    assert all(r.kind in sched_file.KIND_NAMES and r.time_ns >= f.start_ns for r in f.records)
+
+
+def test_sigint_ends_recording_with_a_closed_file(recorder, handoff, tmp_path):
+    out = tmp_path / "sched.vpk"
+    rec = Recording(recorder, handoff, ["idle", 3000], out, extra=["--quiet"])
+    rec.program.stdin.write("go\n")
+    rec.program.stdin.flush()
+    time.sleep(0.3)
+    rec.recorder.send_signal(signal.SIGINT)
+    status, err, _ = rec.wait_recorder()
+    rec.program.kill()
+    rec.program.wait(timeout=10)
+    assert status == 0 and err == ""  # --quiet: no summary
+    f = sched_file.read(out)
+    assert_file_whole(f)
+    assert len(f.records) > 0
+
+
+def test_full_ring_counts_lost_records(recorder, handoff, tmp_path):
+    """A stopped recorder drains nothing: a 1 MiB ring holds what it can, the rest is lost and
+    counted, and the file stays whole."""
+    out = tmp_path / "sched.vpk"
+    rec = Recording(recorder, handoff, ["pingpong", 50000], out, extra=["--ring-mb", "1"])
+    rec.recorder.send_signal(signal.SIGSTOP)
+    try:
+        info = parse_output(rec.go())
+    finally:
+        rec.recorder.send_signal(signal.SIGCONT)
+    status, err, _ = rec.wait_recorder()
+    assert status == 0, err
+    f = sched_file.read(out)
+    assert_file_whole(f)
+    ring_capacity = (1 << 20) // (sched_file.RECORD.size + 8)  # 8-byte ring record header
+    assert 0 < len(f.records) <= ring_capacity
+    # each of A's and B's sleeps gave a SLEEP, a WAKE and a RUN, kept or lost
+    assert len(f.records) + f.lost >= 3 * sum(info["sleeps"]), (len(f.records), f.lost)
+    assert f"{f.lost} lost" in err and f.lost > 0
+
+
+def test_check_succeeds_here(recorder):
+    r = subprocess.run([recorder, "--check"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+
+
+def test_check_without_privilege_says_why(recorder):
+    setpriv = shutil.which("setpriv")
+    if not setpriv:
+        pytest.skip("setpriv (util-linux) not found")
+    r = subprocess.run([setpriv, "--reuid=65534", "--regid=65534", "--clear-groups",
+                        "--inh-caps=-all", "--bounding-set=-all", str(recorder), "--check"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 3, r.stderr
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and "privilege" in lines[0] and "CAP_BPF" in lines[0], r.stderr
+
+
+@pytest.mark.parametrize("args,flag", [
+    (["--bogus"], "--bogus"),
+    (["--root-pid"], "--root-pid"),
+    (["--root-pid", "abc", "--out", "x"], "--root-pid abc"),
+    (["--out", "x"], "--root-pid"),
+    (["--root-pid", "1"], "--out"),
+    (["--root-pid", "1", "--out", "x", "--ring-mb", "0"], "--ring-mb 0"),
+    (["--root-pid", "1", "--out", "x", "--ready-fd", "987"], "--ready-fd 987"),
+    (["--root-pid", "1", "--out", "x", "extra"], "extra"),
+])
+def test_bad_flags_are_usage_errors(recorder, args, flag):
+    r = subprocess.run([recorder, *args], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 2, (args, r.stderr)
+    assert r.stderr.startswith(f"vprof-sched: {flag}"), r.stderr
+
+
+def test_missing_process_is_a_usage_error(recorder):
+    p = subprocess.Popen(["true"])
+    p.wait()  # reaped: its pid names no process now
+    r = subprocess.run([recorder, "--root-pid", str(p.pid), "--out", "x"], capture_output=True,
+                       text=True, timeout=30)
+    assert r.returncode == 2 and "no such process" in r.stderr, r.stderr
+
+
+def test_thread_id_is_not_a_root(recorder, handoff):
+    """A thread's id names no process tree: the recorder says whose thread it is."""
+    prog = subprocess.Popen([str(handoff), "pingpong", "100000"], stdin=subprocess.PIPE,
+                            stdout=subprocess.DEVNULL, text=True)
+    try:
+        prog.stdin.write("go\n")
+        prog.stdin.flush()
+        deadline = time.monotonic() + 10
+        while len(os.listdir(f"/proc/{prog.pid}/task")) < 3 and time.monotonic() < deadline:
+            time.sleep(0.001)
+        thread = max(int(t) for t in os.listdir(f"/proc/{prog.pid}/task"))
+        r = subprocess.run([recorder, "--root-pid", str(thread), "--out", "x"],
+                           capture_output=True, text=True, timeout=30)
+    finally:
+        prog.kill()
+        prog.wait()
+    assert r.returncode == 2, r.stderr
+    assert f"--root-pid {thread}: a thread of process {prog.pid}" in r.stderr, r.stderr
+
+
+def test_unwritable_output_names_the_file(recorder, tmp_path):
+    bad = tmp_path / "missing-dir" / "sched.vpk"
+    r = subprocess.run([recorder, "--root-pid", str(os.getpid()), "--out", str(bad)],
+                       capture_output=True, text=True, timeout=30)
+    assert r.returncode == 1 and str(bad) in r.stderr, r.stderr
+
+
+def test_help_teaches(recorder):
+    r = subprocess.run([recorder, "--help"], capture_output=True, text=True, timeout=30)
+    assert r.returncode == 0
+    for words in ("--root-pid", "--out", "CAP_BPF", "sched.vpk", "SIGINT", "--check"):
+        assert words in r.stdout
+
+
+def test_pingpong_rate(recorder, handoff, tmp_path):
+    """Measures (prints, asserts no timing) the wake-ups per second the recorder keeps up with:
+    two threads doing 200k futex hand-offs, with and without the recorder."""
+    plain = subprocess.run([str(handoff), "pingpong", "200000"], input="go\n", text=True,
+                           capture_output=True, check=True, timeout=300)
+    plain = parse_output(plain.stdout)
+    rec = Recording(recorder, handoff, ["pingpong", 200000], tmp_path / "sched.vpk")
+    t0 = time.monotonic()
+    info = parse_output(rec.go(timeout=300))
+    status, err, usage = rec.wait_recorder(timeout=120)
+    wall = time.monotonic() - t0
+    assert status == 0, err
+    f = sched_file.read(tmp_path / "sched.vpk")
+    assert_file_whole(f)
+    wakes = sum(1 for r in f.records if r.kind == sched_file.WAKE)
+    sleeps = sum(1 for r in f.records if r.kind == sched_file.SLEEP
+                 and r.tid in (info["a"], info["b"]))
+    if f.lost == 0:  # with nothing lost, every voluntary switch A and B counted is a SLEEP
+        # (they count from their first hand-off to their last; a thread's exit may sleep too)
+        assert sleeps >= sum(info["sleeps"]), (sleeps, info["sleeps"])
+    span = (f.end_ns - f.start_ns) / 1e9
+    print(f"\npingpong 200000 hand-offs: plain {plain['seconds']:.3f} s "
+          f"({sum(plain['sleeps'])} sleeps), recorded {info['seconds']:.3f} s "
+          f"({sum(info['sleeps'])} sleeps); {len(f.records)} records, {wakes} wake-ups in "
+          f"{info['seconds']:.3f} s = {wakes / info['seconds']:.0f} wake-ups/s, "
+          f"{len(f.records) / info['seconds']:.0f} records/s, {f.lost} lost; recorder CPU "
+          f"{usage.ru_utime + usage.ru_stime:.3f} s (user {usage.ru_utime:.3f}, sys "
+          f"{usage.ru_stime:.3f}) over {span:.3f} s recorded, {wall:.3f} s wall")
