@@ -306,6 +306,7 @@ private:
   }
 
   void handle(Expr *e, const FunctionDecl *callee) {
+    bool unprobed_callee = false; // final plan: a planned callee without a body probe
     // Not calls to time: compiler builtins, implicit conversions, our own runtime.
     if (callee) {
       if (unsigned id = callee->getBuiltinID())
@@ -344,10 +345,15 @@ private:
       // planned (its body probe times it; the call site would only repeat it, with the
       // call's position, which the final report's places do not use). Virtual calls
       // keep their probe: they name the dispatch, not one function.
+      // A planned callee whose body the user keeps probe-free (naked,
+      // no_instrument_function) has no body probe: its call site is its only timing.
       if (st_.final_plan) {
         std::string u = usr_of(callee);
         const auto *m = dyn_cast<CXXMethodDecl>(callee);
-        if ((st_.dropped.count(u) || st_.planned.count(u)) && (!m || !m->isVirtual()))
+        unprobed_callee = st_.planned.count(u) && (callee->hasAttr<NoInstrumentFunctionAttr>() ||
+                                                   callee->hasAttr<NakedAttr>());
+        if ((st_.dropped.count(u) || st_.planned.count(u)) && (!m || !m->isVirtual()) &&
+            !unprobed_callee)
           return;
       }
     }
@@ -363,7 +369,7 @@ private:
     label_ = callee_label(e, callee);
     SourceLocation pos = sm_.getExpansionLoc(detail::site_loc(e));
     const unsigned line = sm_.getExpansionLineNumber(pos), col = sm_.getExpansionColumnNumber(pos);
-    if (st_.final_plan && !st_.final_sites.count({line, col}))
+    if (st_.final_plan && !unprobed_callee && !st_.final_sites.count({line, col}))
       return; // a call whose place carried nothing: no probe in a final plan (nor a refusal)
     if (!refuse_.empty())
       return skip(at, refuse_.back());

@@ -282,6 +282,31 @@ TEST(Scan, GccOnlyFlagsDoNotStopTheParse) {
 // of the program's own functions: a planned callee's body probe times it, a dropped one's
 // time stays in the caller. Calls of outside functions keep their probes; a plan that is
 // not final keeps every call-site probe.
+// A planned callee kept probe-free by the user (no_instrument_function: refused as a whole)
+// has no body probe: a final plan times its call sites, listed or not.
+TEST(Rewriter, FinalPlanTimesCallsOfAPlannedCalleeWithoutABodyProbe) {
+  Fixture fx("/virtual/u.c", "__attribute__((no_instrument_function)) int raw(int x) {\n"
+                             "  return x;\n}\n#define RAW(x) raw(x)\n"
+                             "int top(int x) { return RAW(x) + 1; }\n");
+  fx.scan();
+  planner::FirstPlanOptions po;
+  po.roots = {"top"};
+  po.depth = 1;
+  ASSERT_EQ(planner::first_plan(fx.db, po), 2);
+  fx.db.exec("INSERT INTO plans(iteration, function, reason, final) SELECT 1, function, "
+             "reason, 1 FROM plans WHERE iteration = 0");
+  auto fin = fx.rewrite(1);
+  ASSERT_TRUE(fin.ok) << fin.error;
+  EXPECT_EQ(fin.body_sites, 1) << fin.output; // top; raw is refused
+  EXPECT_EQ(fin.call_sites, 1) << fin.output;
+  EXPECT_NE(fin.output.find("return __extension__({ VPROF_PROBE_SCOPE(2); RAW(x); }) + 1;"),
+            std::string::npos)
+      << fin.output;
+  ASSERT_EQ(fin.skipped.size(), 1u);
+  EXPECT_EQ(fin.skipped[0].target, instr::Diagnostic::Target::function);
+  EXPECT_EQ(fin.skipped[0].subject, "raw");
+}
+
 TEST(Rewriter, FinalPlanTimesOnlyTheOutsideCallsItLists) {
   Fixture fx("/virtual/f.c",
              "int printf(const char *, ...);\n"
