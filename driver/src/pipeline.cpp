@@ -5,6 +5,7 @@
 #include "vprof/instrumenter.hpp"
 #include "vprof/workspace.hpp"
 
+#include <algorithm>
 #include <chrono>
 #include <cstring>
 #include <fstream>
@@ -67,7 +68,57 @@ std::string build_findings(const instr::BuildCheck &chk, int iteration) {
   return os.str();
 }
 
+// How many planned call sites and functions the rewrite refused (instr::Diagnostic::Target).
+struct RefusalCounts {
+  std::size_t calls = 0, functions = 0;
+};
+
+RefusalCounts count_refusals(const std::vector<instr::Diagnostic> &refused) {
+  RefusalCounts n;
+  for (const auto &d : refused)
+    (d.target == instr::Diagnostic::Target::function ? n.functions : n.calls)++;
+  return n;
+}
+
+std::string shown_path(const Config &cfg, const std::string &file) {
+  const fs::path rel = fs::path(file).lexically_relative(cfg.root.lexically_normal());
+  return !rel.empty() && *rel.begin() != ".." ? rel.string() : file;
+}
+
 } // namespace
+
+std::string refusals_line(const Config &cfg, const std::vector<instr::Diagnostic> &refused,
+                          int iteration, std::size_t shown) {
+  const RefusalCounts n = count_refusals(refused);
+  std::string line = "iteration " + std::to_string(iteration) + ": ";
+  if (n.functions)
+    line += std::to_string(n.functions) + " planned function(s)" + (n.calls ? " and " : "");
+  if (n.calls)
+    line += std::to_string(n.calls) + " call site(s) of planned functions";
+  line += " could not be probed: ";
+  // consecutive ones refused for the same reason share it: "f at a.c:3, g at a.c:4 (why)"
+  const std::size_t k = std::min(shown, refused.size());
+  for (std::size_t i = 0; i < k; ++i) {
+    const auto &d = refused[i];
+    line += (d.subject.empty() ? std::string("?") : d.subject) + " at " + shown_path(cfg, d.file) +
+            ":" + std::to_string(d.line);
+    if (i + 1 < k && refused[i + 1].reason == d.reason)
+      line += ", ";
+    else
+      line += " (" + d.reason + ")" + (i + 1 < k ? "; " : "");
+  }
+  std::string file = refused.front().file;
+  for (const auto &d : refused)
+    if (d.file != file)
+      file = "<file>";
+  const std::string all =
+      "`vprof instrument " + (file == "<file>" ? file : shown_path(cfg, file)) + "` lists all";
+  if (refused.size() > shown)
+    line += "; and " + std::to_string(refused.size() - shown) + " more; " + all;
+  else
+    line += " (" + all + ")";
+  return line;
+}
 
 void build_iteration(const Context &ctx, const Tools &tools, ws::Database &db,
                      const instr::CompileDb *cdb, int iteration) {
@@ -101,6 +152,8 @@ void build_iteration(const Context &ctx, const Tools &tools, ws::Database &db,
         "iteration " + std::to_string(iteration) + ": " + std::to_string(chk.not_built.size()) +
         " planned file(s) are not built by `build` (e.g. " + chk.not_built.front().string() +
         "): their functions cannot run in the profiled program");
+  if (!chk.refused.empty())
+    ctx.progress(refusals_line(ctx.cfg, chk.refused, iteration));
   if (chk.clean())
     return;
   const std::size_t n = chk.fallbacks.size() + chk.not_compiled.size() + chk.stale.size();

@@ -14,7 +14,8 @@ class Database;
 }
 namespace vprof::instr {
 class CompileDb;
-}
+struct Diagnostic;
+} // namespace vprof::instr
 
 namespace vprof::driver {
 
@@ -45,6 +46,13 @@ std::filesystem::path iteration_log(const Config &cfg, int iteration, const char
 // with allow_fallback). Throws std::runtime_error on failure (exit code 1 of the driver).
 void build_iteration(const Context &ctx, const Tools &tools, ws::Database &db,
                      const instr::CompileDb *cdb, int iteration);
+
+// One line for the loop's output naming what the rewrite refused in the objects built for
+// `iteration` (instr::BuildCheck::refused, non-empty): how many planned functions and call
+// sites could not be probed, the first `shown` with file:line and the reason, then "and N
+// more; `vprof instrument FILE` lists all".
+std::string refusals_line(const Config &cfg, const std::vector<instr::Diagnostic> &refused,
+                          int iteration, std::size_t shown = 3);
 
 // The notes ($TMPDIR/vprof-unusable-trace-dir.<pid>, written by the runtime) of processes
 // that could not write `trace_dir` (or a directory below it) since `since`, as sentences;

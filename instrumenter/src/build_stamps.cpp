@@ -9,9 +9,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <fcntl.h>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <sstream>
@@ -25,7 +27,8 @@ namespace {
 
 // What the instrumented text depends on besides the source: bump when the probe forms or
 // the rewriting rules change, so that objects of an older vprof are rebuilt.
-constexpr const char *kRewriteVersion = "vprof-rewrite-2"; // 2: units register their plan
+// 3: calls behind macros are timed at their invocation; records list the refusals
+constexpr const char *kRewriteVersion = "vprof-rewrite-3"; // 2: units register their plan
 
 std::uint64_t fnv1a(std::uint64_t h, const std::string &s) {
   for (unsigned char c : s) {
@@ -132,6 +135,36 @@ std::string plan_stamp(ws::Database &db, const fs::path &file, int iteration) {
   return it == all.end() ? std::string(kNoPlanStamp) : it->second;
 }
 
+namespace {
+// A record's value on one line without tabs (fields are tab-separated).
+std::string one_field(std::string s) {
+  std::replace(s.begin(), s.end(), '\n', ' ');
+  std::replace(s.begin(), s.end(), '\t', ' ');
+  return s;
+}
+
+// "line\tcall|function\tsubject\treason" (the value of a `refused` line).
+std::optional<Diagnostic> refusal_of(const std::string &value, const fs::path &source) {
+  std::vector<std::string> f;
+  for (std::size_t at = 0;;) {
+    std::size_t tab = f.size() < 3 ? value.find('\t', at) : std::string::npos;
+    f.push_back(value.substr(at, tab == std::string::npos ? std::string::npos : tab - at));
+    if (tab == std::string::npos)
+      break;
+    at = tab + 1;
+  }
+  if (f.size() != 4)
+    return std::nullopt;
+  Diagnostic d;
+  d.file = source.string();
+  d.line = static_cast<unsigned>(std::strtoul(f[0].c_str(), nullptr, 10));
+  d.target = f[1] == "function" ? Diagnostic::Target::function : Diagnostic::Target::call;
+  d.subject = f[2];
+  d.reason = f[3];
+  return d;
+}
+} // namespace
+
 fs::path stamps_dir(const fs::path &workspace_db) { return workspace_db.parent_path() / "stamps"; }
 
 void write_object_record(const fs::path &workspace_db, const ObjectRecord &r) {
@@ -145,11 +178,12 @@ void write_object_record(const fs::path &workspace_db, const ObjectRecord &r) {
     std::ofstream out(tmp, std::ios::trunc);
     out << "source\t" << r.source.string() << "\nobject\t" << r.object.string() << "\nstamp\t"
         << r.stamp << "\niteration\t" << r.iteration << "\n";
-    if (!r.fallback.empty()) {
-      std::string reason = r.fallback;
-      std::replace(reason.begin(), reason.end(), '\n', ' ');
-      out << "fallback\t" << reason << "\n";
-    }
+    if (!r.fallback.empty())
+      out << "fallback\t" << one_field(r.fallback) << "\n";
+    for (const Diagnostic &d : r.refused)
+      out << "refused\t" << d.line << "\t"
+          << (d.target == Diagnostic::Target::function ? "function" : "call") << "\t"
+          << one_field(d.subject) << "\t" << one_field(d.reason) << "\n";
     if (!out)
       return;
   }
@@ -183,6 +217,9 @@ std::vector<ObjectRecord> read_object_records(const fs::path &workspace_db) {
         r.iteration = std::atoi(value.c_str());
       else if (key == "fallback")
         r.fallback = value;
+      else if (key == "refused")
+        if (auto d = refusal_of(value, r.source))
+          r.refused.push_back(std::move(*d));
     }
     if (!r.source.empty() && !r.object.empty())
       out.push_back(std::move(r));
@@ -225,7 +262,7 @@ std::vector<fs::path> invalidate_stale_objects(ws::Database &db, const fs::path 
       if (make_older_than_everything(object))
         out.push_back(object);
     } else {
-      write_object_record(workspace_db, {c.file, object, kNoPlanStamp, -1, "", {}});
+      write_object_record(workspace_db, {c.file, object, kNoPlanStamp, -1, "", {}, {}});
     }
   }
   return out;
@@ -239,6 +276,7 @@ BuildCheck check_build(ws::Database &db, const fs::path &workspace_db, int itera
   // in headers are planned too but never rewritten (docs/instrumenter.md, "Headers policy"):
   // only the compile database's files (or, without one, the files compiled at all) count.
   std::map<std::string, bool> compiled_for_plan;
+  std::set<std::string> refused_from; // a file built into two objects: its refusals once
   if (cdb) {
     for (const auto &c : cdb->commands())
       if (stamps.count(c.file))
@@ -256,6 +294,8 @@ BuildCheck check_build(ws::Database &db, const fs::path &workspace_db, int itera
       compiled_for_plan[r.source.string()] = true;
     if (!r.fallback.empty() && r.iteration == iteration)
       out.fallbacks.push_back({r.source, r.fallback});
+    if (it != stamps.end() && r.fallback.empty() && refused_from.insert(r.source.string()).second)
+      out.refused.insert(out.refused.end(), r.refused.begin(), r.refused.end());
   }
   // A planned file without an object compiled for the plan: an error when the build
   // produces its object (the build compiled it without the wrappers, or kept a stale one);

@@ -71,4 +71,17 @@ bool vprof_header(const clang::SourceManager &sm, clang::SourceLocation loc);
 // operator calls, the closing parenthesis of other calls, else the start.
 clang::SourceLocation site_loc(const clang::Expr *call);
 
+// Where a call whose first or last token comes from a macro can be wrapped
+// (macro_call.cpp, docs/instrumenter.md "Calls behind macros"): `expr` is the call, or
+// the parentheses and casts around it, whose tokens are exactly those of macro
+// invocations written in the main file (and text between them), and [begin, end) those
+// invocations' offsets in the main file. Otherwise `expr` is null and `refusal` says why
+// (null too when the call is not the main file's text at all).
+struct MacroCallSpan {
+  const clang::Expr *expr = nullptr;
+  unsigned begin = 0, end = 0;
+  const char *refusal = nullptr;
+};
+MacroCallSpan macro_call_span(clang::ASTContext &ctx, const clang::Expr *call);
+
 } // namespace vprof::instr::detail

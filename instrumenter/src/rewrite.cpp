@@ -79,11 +79,12 @@ struct State {
   bool quiet = false;
 };
 
-void report(State &st, const SourceManager &sm, SourceLocation loc, std::string reason) {
+void report(State &st, const SourceManager &sm, SourceLocation loc, std::string reason,
+            Diagnostic::Target target, std::string subject) {
   unsigned line = loc.isValid() ? sm.getExpansionLineNumber(loc) : 0;
   if (!st.quiet)
     std::cerr << st.main_path << ":" << line << ": vprof: not instrumented: " << reason << "\n";
-  st.skipped.push_back({st.main_path, line, std::move(reason)});
+  st.skipped.push_back({st.main_path, line, std::move(reason), target, std::move(subject)});
 }
 
 // Does the subtree of a call contain something that makes the probe unsafe?
@@ -305,6 +306,7 @@ private:
   }
 
   void handle(Expr *e, const FunctionDecl *callee) {
+    bool unprobed_callee = false; // final plan: a planned callee without a body probe
     // Not calls to time: compiler builtins, implicit conversions, our own runtime.
     if (callee) {
       if (unsigned id = callee->getBuiltinID())
@@ -343,10 +345,15 @@ private:
       // planned (its body probe times it; the call site would only repeat it, with the
       // call's position, which the final report's places do not use). Virtual calls
       // keep their probe: they name the dispatch, not one function.
+      // A planned callee whose body the user keeps probe-free (naked,
+      // no_instrument_function) has no body probe: its call site is its only timing.
       if (st_.final_plan) {
         std::string u = usr_of(callee);
         const auto *m = dyn_cast<CXXMethodDecl>(callee);
-        if ((st_.dropped.count(u) || st_.planned.count(u)) && (!m || !m->isVirtual()))
+        unprobed_callee = st_.planned.count(u) && (callee->hasAttr<NoInstrumentFunctionAttr>() ||
+                                                   callee->hasAttr<NakedAttr>());
+        if ((st_.dropped.count(u) || st_.planned.count(u)) && (!m || !m->isVirtual()) &&
+            !unprobed_callee)
           return;
       }
     }
@@ -359,6 +366,11 @@ private:
         return;
 
     SourceLocation at = e->getBeginLoc();
+    label_ = callee_label(e, callee);
+    SourceLocation pos = sm_.getExpansionLoc(detail::site_loc(e));
+    const unsigned line = sm_.getExpansionLineNumber(pos), col = sm_.getExpansionColumnNumber(pos);
+    if (st_.final_plan && !unprobed_callee && !st_.final_sites.count({line, col}))
+      return; // a call whose place carried nothing: no probe in a final plan (nor a refusal)
     if (!refuse_.empty())
       return skip(at, refuse_.back());
     if (callee) {
@@ -377,20 +389,33 @@ private:
     SourceLocation b = e->getBeginLoc(), en = e->getEndLoc();
     if (b.isInvalid() || en.isInvalid())
       return;
-    if (b.isMacroID() || en.isMacroID())
-      return skip(at, "macro expansion");
-    if (!sm_.isWrittenInMainFile(b) || !sm_.isWrittenInMainFile(en))
-      return;
-    SourceLocation after = Lexer::getLocForEndOfToken(en, 0, sm_, ctx_.getLangOpts());
-    if (after.isInvalid())
-      return skip(at, "cannot find the end of the call");
-    unsigned bo = sm_.getFileOffset(b), eo = sm_.getFileOffset(after);
-    if (eo <= bo)
-      return skip(at, "empty call range");
+    // What is wrapped: the call's text, or — for a call written through macros — the
+    // macro invocation in the file that expands to exactly the call (`w`, the call or the
+    // parentheses and casts around it there), whose value and type the probe keeps.
+    const Expr *w = e;
+    unsigned bo = 0, eo = 0;
+    if (b.isMacroID() || en.isMacroID()) {
+      detail::MacroCallSpan span = detail::macro_call_span(ctx_, e);
+      if (!span.expr)
+        return span.refusal ? skip(at, span.refusal) : void();
+      w = span.expr;
+      bo = span.begin;
+      eo = span.end;
+    } else {
+      if (!sm_.isWrittenInMainFile(b) || !sm_.isWrittenInMainFile(en))
+        return;
+      SourceLocation after = Lexer::getLocForEndOfToken(en, 0, sm_, ctx_.getLangOpts());
+      if (after.isInvalid())
+        return skip(at, "cannot find the end of the call");
+      bo = sm_.getFileOffset(b);
+      eo = sm_.getFileOffset(after);
+      if (eo <= bo)
+        return skip(at, "empty call range");
+    }
 
     SubtreeFacts facts;
-    for (Stmt *child : e->children())
-      facts.TraverseStmt(child);
+    for (const Stmt *child : w->children())
+      facts.TraverseStmt(const_cast<Stmt *>(child));
     if (facts.coawait)
       return skip(at, "co_await/co_yield in the call");
     const LangOptions &lo = ctx_.getLangOpts();
@@ -406,11 +431,11 @@ private:
       no_capture = "variable-length array in the call (a lambda cannot capture it)";
     bool cast_void = false, guard = false;
     if (no_capture) {
-      QualType t = e->getType();
+      QualType t = w->getType();
       bool scalar =
-          e->isPRValue() && !t->isDependentType() && (t->isVoidType() || t->isScalarType());
+          w->isPRValue() && !t->isDependentType() && (t->isVoidType() || t->isScalarType());
       // A discarded value of another type: cast to void inside, so nothing is copied.
-      cast_void = !scalar && discarded(e);
+      cast_void = !scalar && discarded(w);
       if (scalar || cast_void) {
         stmt_expr = true;
       } else if (!facts.vla && !facts.bitfield_binding) {
@@ -426,16 +451,16 @@ private:
       }
     }
     if (facts.temporary) {
-      QualType t = e->getType();
-      bool handle_like = e->isGLValue() || t->isPointerType() || t->isRecordType() ||
+      QualType t = w->getType();
+      bool handle_like = w->isGLValue() || t->isPointerType() || t->isRecordType() ||
                          t->isMemberPointerType() || t->isDependentType() ||
                          t->isBlockPointerType();
       // A discarded result cannot dangle (`v.emplace_back(x, n.size());`). Nor can one
       // timed by a probe object that lives as long as the temporaries — to the end of the
       // full-expression: exact when nothing but a conversion or an assignment follows the
       // call there (`status = log_->AddRecord(Slice(...))`).
-      if (handle_like && !discarded(e)) {
-        if (!lo.CPlusPlus || !ends_full_expression(e))
+      if (handle_like && !discarded(w)) {
+        if (!lo.CPlusPlus || !ends_full_expression(w))
           return skip(at, "returns a reference, pointer or object while an argument is a "
                           "temporary (its lifetime would end inside the probe), and more "
                           "than an assignment follows it in its full-expression");
@@ -463,31 +488,48 @@ private:
     s.guard = guard;
     s.decltype_text = decltype_text;
     if (decltype_text)
-      s.return_type = spelled_call_type(e);
+      s.return_type = spelled_call_type(w);
     s.cast_void = cast_void;
     s.captures = std::move(captures);
-    SourceLocation id = sm_.getExpansionLoc(detail::site_loc(e));
-    s.line = sm_.getExpansionLineNumber(id);
-    s.col = sm_.getExpansionColumnNumber(id);
-    if (st_.final_plan && !st_.final_sites.count({s.line, s.col}))
-      return; // a call whose place carried nothing: no probe in a final plan
+    s.line = line;
+    s.col = col;
     if (callee) {
-      const FunctionDecl *c = detail::canonical_fn(callee);
-      s.callee_usr = usr_of(c);
-      s.callee_name = detail::display_name(c, sm_);
+      s.callee_usr = usr_of(detail::canonical_fn(callee));
     } else if (auto *ce = dyn_cast<CallExpr>(e)) {
       const Expr *c = ce->getCallee()->IgnoreParenImpCasts();
       s.dependent = isa<CXXDependentScopeMemberExpr, UnresolvedMemberExpr, UnresolvedLookupExpr>(c);
-      s.callee_name = std::string(Lexer::getSourceText(
-          CharSourceRange::getTokenRange(ce->getCallee()->getSourceRange()), sm_, lo));
-      if (s.callee_name.size() > 80)
-        s.callee_name.resize(80);
     }
+    s.callee_name = label_;
     st_.sites.push_back(std::move(s));
   }
 
+  // The callee's name: qualified, or as spelled for calls through pointers and dependent
+  // calls (`g_handlers[k]`, `b.get`; at most 80 characters).
+  std::string callee_label(const Expr *e, const FunctionDecl *callee) const {
+    if (callee)
+      return detail::display_name(detail::canonical_fn(callee), sm_);
+    const auto *ce = dyn_cast<CallExpr>(e);
+    if (!ce)
+      return "";
+    SourceRange r = ce->getCallee()->getSourceRange();
+    if (r.getBegin().isMacroID() || r.getEnd().isMacroID()) {
+      // Through a macro: as spelled in its definition when both ends are written there,
+      // else the invocation's text.
+      SourceLocation b = sm_.getSpellingLoc(r.getBegin()), en = sm_.getSpellingLoc(r.getEnd());
+      if (sm_.getFileID(b) == sm_.getFileID(en) && !sm_.isBeforeInTranslationUnit(en, b))
+        r = SourceRange(b, en);
+      else
+        r = sm_.getExpansionRange(r).getAsRange();
+    }
+    std::string out = std::string(
+        Lexer::getSourceText(CharSourceRange::getTokenRange(r), sm_, ctx_.getLangOpts()));
+    if (out.size() > 80)
+      out.resize(80);
+    return out;
+  }
+
   void skip(SourceLocation loc, const std::string &reason) {
-    report(st_, sm_, loc, "call: " + reason);
+    report(st_, sm_, loc, "call: " + reason, Diagnostic::Target::call, label_);
   }
 
   // True when the value of `e` is never used: an expression statement (also an
@@ -571,6 +613,7 @@ private:
   std::size_t fn_;
   std::set<std::pair<unsigned, unsigned>> &seen_;
   std::vector<const char *> refuse_;
+  std::string label_; // the callee of the call being handled (refusals name it)
 };
 
 // Finds the planned functions (and lambdas inside them) defined in the main file.
@@ -617,7 +660,9 @@ public:
     if (!planned)
       return true;
     if (constexpr_lambdas_.count(le))
-      return report(st_, sm_, le->getBeginLoc(), "lambda: initializes a constexpr variable"), true;
+      return report(st_, sm_, le->getBeginLoc(), "lambda: initializes a constexpr variable",
+                    Diagnostic::Target::function, detail::display_name(op, sm_)),
+             true;
     instrument(op, u, le);
     return true;
   }
@@ -662,10 +707,14 @@ private:
   void instrument(FunctionDecl *fd, const std::string &usr, LambdaExpr *le) {
     SourceLocation loc = fd->getLocation();
     std::string what = le ? "lambda" : "function " + fd->getQualifiedNameAsString();
+    auto refuse = [&](std::string reason) {
+      report(st_, sm_, loc, std::move(reason), Diagnostic::Target::function,
+             detail::display_name(fd, sm_));
+    };
     if (fd->isDefaulted() || fd->isDeleted())
-      return report(st_, sm_, loc, what + ": = default / = delete");
+      return refuse(what + ": = default / = delete");
     if (fd->isConsteval())
-      return report(st_, sm_, loc, what + ": consteval");
+      return refuse(what + ": consteval");
     if (le) {
       // Implicitly constexpr lambdas are fine; one declared constexpr may be evaluated
       // at compile time, where a probe cannot run.
@@ -673,15 +722,15 @@ private:
       StringRef text =
           Lexer::getSourceText(CharSourceRange::getCharRange(r), sm_, ctx_.getLangOpts());
       if (text.contains("constexpr"))
-        return report(st_, sm_, loc, what + ": declared constexpr");
+        return refuse(what + ": declared constexpr");
     } else if (fd->isConstexpr()) {
-      return report(st_, sm_, loc, what + ": constexpr (may run at compile time)");
+      return refuse(what + ": constexpr (may run at compile time)");
     }
     if (fd->hasAttr<NakedAttr>() || fd->hasAttr<NoInstrumentFunctionAttr>())
-      return report(st_, sm_, loc, what + ": naked or no_instrument_function");
+      return refuse(what + ": naked or no_instrument_function");
     Stmt *body = fd->getBody();
     if (isa_and_nonnull<CoroutineBodyStmt>(body))
-      return report(st_, sm_, loc, what + ": coroutine");
+      return refuse(what + ": coroutine");
     CompoundStmt *cs = nullptr;
     if (auto *t = dyn_cast_or_null<CXXTryStmt>(body))
       cs = t->getTryBlock();
@@ -691,7 +740,7 @@ private:
       return;
     SourceLocation lb = cs->getLBracLoc();
     if (lb.isInvalid() || lb.isMacroID() || !sm_.isWrittenInMainFile(lb))
-      return report(st_, sm_, loc, what + ": body comes from a macro expansion");
+      return refuse(what + ": body comes from a macro expansion");
     unsigned at = sm_.getFileOffset(lb) + 1;
     if (!bodies_.insert(at).second)
       return;

@@ -240,6 +240,10 @@ int main(int argc, char **argv) {
           fell_back(why);
           continue;
         }
+        // What the rewrite refused goes into the object's record: the loop names it.
+        for (auto &rec : records)
+          if (rec.source == abs)
+            rec.refused = r.skipped;
         // The unit registers the plan it was built for: the trace then proves it.
         instr::UnitStamp unit;
         unit.workspace_id = instr::workspace_identity(db);

@@ -60,6 +60,17 @@ B_MACRO_C = '#include "work.h"\n' + SPIN + r'''#define DEFINE_STAGE(name, leaf) 
 void leaf_b(int i) { spin_us(30 + i % 2); }
 DEFINE_STAGE(stage_b, leaf_b)
 '''
+# stage_b's four calls of leaf_b come from one macro that adds code around them: refused
+# (docs/instrumenter.md), and named in the loop's own output; stage_a's call written
+# through a function-like macro is timed at the invocation
+B_REFUSED_C = '#include "work.h"\n' + SPIN + r'''#define LEAF_4(i) (leaf_b(i), leaf_b(i), leaf_b(i), leaf_b(i))
+void leaf_b(int i) { spin_us(8 + i % 2); }
+void stage_b(int i) { LEAF_4(i); }
+'''
+A_MACRO_C = '#include "work.h"\n' + SPIN + r'''#define LEAF_A(i) leaf_a(i)
+void leaf_a(int i) { spin_us(20 + (i * 37) % 200); }
+void stage_a(int i) { LEAF_A(i); }
+'''
 MAKEFILE = '''CC ?= cc
 CFLAGS = -O1 -g -I$(VPROF_INCLUDE)
 OBJS = main.o a.o b.o
@@ -78,10 +89,11 @@ def vprof(build_dir):
 
 
 def make_project(root: pathlib.Path, tmp: pathlib.Path, b_source: str = B_C,
-                 build: str = 'make CC="$CC"', extra: str = "") -> pathlib.Path:
+                 build: str = 'make CC="$CC"', extra: str = "", a_source: str = A_C
+                 ) -> pathlib.Path:
     p = tmp / "proj"
     p.mkdir()
-    for name, text in (("main.c", MAIN_C), ("work.h", WORK_H), ("a.c", A_C), ("b.c", b_source),
+    for name, text in (("main.c", MAIN_C), ("work.h", WORK_H), ("a.c", a_source), ("b.c", b_source),
                        ("Makefile", MAKEFILE)):
         (p / name).write_text(text)
     include = root / "annotations" / "include"
@@ -156,6 +168,31 @@ def test_a_planned_file_that_cannot_be_instrumented_stops_the_loop(vprof, root, 
     r = vp(vprof, p, "loop", "--allow-fallback", "--iterations", "1", "--prune", "0")
     assert re.search(r"warning: .*not instrumented as planned", r.stderr), r.stderr
     assert "/b.c" in r.stderr
+
+
+def test_the_loop_counts_and_names_the_refused_call_sites(vprof, root, tmp_path):
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, b_source=B_REFUSED_C, a_source=A_MACRO_C,
+                     build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    vp(vprof, p, "init", "--depth", "1")  # plans stage_a and stage_b
+    r = vp(vprof, p, "loop", "--iterations", "1", "--prune", "0")
+    line = next((l for l in r.stderr.splitlines() if "could not be probed" in l), None)
+    assert line is not None, r.stderr
+    # one line: the count, the first three by name with file:line and the reason, the rest
+    # counted; stage_a's macro call is timed, so a.c is not in it
+    assert re.match(r"vprof: iteration 0: 4 call site\(s\) of planned functions could not be "
+                    r"probed: leaf_b at b\.c:(\d+), leaf_b at b\.c:\1, leaf_b at b\.c:\1 \(call: "
+                    r"macro expansion: the call is only part of what the macro invocation "
+                    r"expands to\)", line), line
+    assert "a.c" not in line
+    assert line.endswith("; and 1 more; `vprof instrument b.c` lists all"), line
+    # `vprof instrument` lists all four on stderr
+    ins = vp(vprof, p, "instrument", str(p / "b.c"))
+    assert ins.stderr.count("vprof: not instrumented: call: macro expansion") == 4, ins.stderr
+    ins = vp(vprof, p, "instrument", str(p / "a.c"))
+    assert "vprof: not instrumented" not in ins.stderr
+    assert re.search(r"__extension__\(\{ VPROF_PROBE_SCOPE\(\d+\); LEAF_A\(i\); \}\)",
+                     ins.stdout), ins.stdout
 
 
 def test_a_build_that_bypasses_the_wrappers_is_refused(vprof, root, tmp_path):

@@ -88,7 +88,7 @@ TEST(Rewriter, CxxUsesLambdaFormAndKeepsTemplatesAsPatterns) {
 
 TEST(Rewriter, RefusesMacrosAndUnevaluatedOperandsLoudly) {
   Fixture fx("/virtual/c.c",
-             "int f(void) { return 1; }\n#define CALL() f()\n"
+             "int f(void) { return 1; }\n#define CALL() (f() + 1)\n"
              "int g(void) {\n  int a = CALL();\n  int b = sizeof(f());\n  return a + b;\n}\n");
   fx.scan();
   planner::FirstPlanOptions po;
@@ -100,8 +100,58 @@ TEST(Rewriter, RefusesMacrosAndUnevaluatedOperandsLoudly) {
   ASSERT_EQ(r.skipped.size(), 2u);
   EXPECT_EQ(r.skipped[0].line, 4u);
   EXPECT_NE(r.skipped[0].reason.find("macro expansion"), std::string::npos);
+  EXPECT_EQ(r.skipped[0].target, instr::Diagnostic::Target::call);
+  EXPECT_EQ(r.skipped[0].subject, "f");
   EXPECT_EQ(r.skipped[1].line, 5u);
   EXPECT_NE(r.skipped[1].reason.find("unevaluated"), std::string::npos);
+}
+
+// A call that is all a macro invocation written in the file expands to is timed around
+// the invocation (docs/instrumenter.md, "Calls behind macros"); the site is positioned at
+// the invocation, where the scan put the call's edge.
+TEST(Rewriter, TimesACallBehindAFunctionLikeMacroAtItsInvocation) {
+  Fixture fx("/virtual/m.c", "int sync_fd(int fd);\n#define xx_fsync(fd) sync_fd(fd)\n"
+                             "#define MAX(a, b) ((a) > (b) ? (a) : (b))\n"
+                             "int g(int fd) {\n  if (xx_fsync(fd) != 0)\n    return 1;\n"
+                             "  return MAX(sync_fd(fd), 2);\n}\n");
+  fx.scan();
+  planner::FirstPlanOptions po;
+  po.roots = {"g"};
+  planner::first_plan(fx.db, po);
+  auto r = fx.rewrite();
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.call_sites, 1);
+  EXPECT_NE(r.output.find("if (__extension__({ VPROF_PROBE_SCOPE(2); xx_fsync(fd); }) != 0)"),
+            std::string::npos)
+      << r.output;
+  EXPECT_EQ(fx.scalar("SELECT line * 100 + col FROM sites WHERE kind = 'call'"), 507)
+      << "the invocation's position";
+  EXPECT_EQ(fx.scalar("SELECT COUNT(*) FROM calls c JOIN functions f ON f.id = c.callee "
+                      "WHERE f.name = 'sync_fd' AND c.line = 5 AND c.col = 7"),
+            1)
+      << "the scan's edge of the same call";
+  // MAX expands its argument twice: that call is refused, by name, once per expansion.
+  ASSERT_EQ(r.skipped.size(), 2u);
+  for (const auto &d : r.skipped) {
+    EXPECT_EQ(d.line, 7u);
+    EXPECT_EQ(d.subject, "sync_fd");
+    EXPECT_NE(d.reason.find("call in a macro argument"), std::string::npos) << d.reason;
+  }
+}
+
+TEST(Rewriter, NamesRefusedFunctions) {
+  Fixture fx("/virtual/n.c", "#define DEFINE(name) int name(void) { return 1; }\n"
+                             "DEFINE(from_macro)\nint g(void) { return from_macro(); }\n");
+  fx.scan();
+  planner::FirstPlanOptions po;
+  po.roots = {"from_macro"};
+  planner::first_plan(fx.db, po);
+  auto r = fx.rewrite();
+  ASSERT_TRUE(r.ok) << r.error;
+  ASSERT_EQ(r.skipped.size(), 1u);
+  EXPECT_EQ(r.skipped[0].target, instr::Diagnostic::Target::function);
+  EXPECT_EQ(r.skipped[0].subject, "from_macro");
+  EXPECT_NE(r.skipped[0].reason.find("body comes from a macro"), std::string::npos);
 }
 
 TEST(Rewriter, SiteIdsAreStableAcrossRewritesAndIterations) {
@@ -232,6 +282,31 @@ TEST(Scan, GccOnlyFlagsDoNotStopTheParse) {
 // of the program's own functions: a planned callee's body probe times it, a dropped one's
 // time stays in the caller. Calls of outside functions keep their probes; a plan that is
 // not final keeps every call-site probe.
+// A planned callee kept probe-free by the user (no_instrument_function: refused as a whole)
+// has no body probe: a final plan times its call sites, listed or not.
+TEST(Rewriter, FinalPlanTimesCallsOfAPlannedCalleeWithoutABodyProbe) {
+  Fixture fx("/virtual/u.c", "__attribute__((no_instrument_function)) int raw(int x) {\n"
+                             "  return x;\n}\n#define RAW(x) raw(x)\n"
+                             "int top(int x) { return RAW(x) + 1; }\n");
+  fx.scan();
+  planner::FirstPlanOptions po;
+  po.roots = {"top"};
+  po.depth = 1;
+  ASSERT_EQ(planner::first_plan(fx.db, po), 2);
+  fx.db.exec("INSERT INTO plans(iteration, function, reason, final) SELECT 1, function, "
+             "reason, 1 FROM plans WHERE iteration = 0");
+  auto fin = fx.rewrite(1);
+  ASSERT_TRUE(fin.ok) << fin.error;
+  EXPECT_EQ(fin.body_sites, 1) << fin.output; // top; raw is refused
+  EXPECT_EQ(fin.call_sites, 1) << fin.output;
+  EXPECT_NE(fin.output.find("return __extension__({ VPROF_PROBE_SCOPE(2); RAW(x); }) + 1;"),
+            std::string::npos)
+      << fin.output;
+  ASSERT_EQ(fin.skipped.size(), 1u);
+  EXPECT_EQ(fin.skipped[0].target, instr::Diagnostic::Target::function);
+  EXPECT_EQ(fin.skipped[0].subject, "raw");
+}
+
 TEST(Rewriter, FinalPlanTimesOnlyTheOutsideCallsItLists) {
   Fixture fx("/virtual/f.c",
              "int printf(const char *, ...);\n"

@@ -71,11 +71,15 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt 
 // The highest iteration in `plans`, or nullopt when there is no plan.
 std::optional<int> current_iteration(ws::Database &wsdb);
 
-// One refused rewrite: file:line and the reason (also printed on stderr unless quiet).
+// One refused rewrite: file:line and the reason (also printed on stderr unless quiet),
+// what was refused — a call site or a whole function (or lambda) — and its name.
 struct Diagnostic {
+  enum class Target { call, function };
   std::string file;
   unsigned line = 0;
-  std::string reason;
+  std::string reason;           // as printed: "call: macro expansion: ..."
+  Target target = Target::call; // a call site, or a whole function or lambda
+  std::string subject;          // the callee (as named or spelled) or the function
 };
 
 struct RewriteResult {
@@ -142,6 +146,9 @@ struct ObjectRecord {
   int iteration = -1;
   std::string fallback;         // why a planned file was compiled from its original source
   std::filesystem::path record; // the record file (when read)
+  // What the rewrite of this object's source refused (planned call sites and functions
+  // left without probes), for the loop's own output.
+  std::vector<Diagnostic> refused;
 };
 std::filesystem::path stamps_dir(const std::filesystem::path &workspace_db);
 // Atomic (write to a temporary file, rename): parallel compiles never see half a record.
@@ -167,6 +174,9 @@ struct BuildCheck {
   // planned files whose object the build does not produce at all (not part of the profiled
   // program): said, not an error
   std::vector<std::filesystem::path> not_built;
+  // call sites and functions the rewrite refused in the objects compiled for this plan
+  // (a file's once, however many objects it went into): said, not an error
+  std::vector<Diagnostic> refused;
   bool clean() const { return fallbacks.empty() && not_compiled.empty() && stale.empty(); }
 };
 // `cdb` (may be null) names the translation units: planned functions defined elsewhere
