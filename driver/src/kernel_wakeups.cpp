@@ -284,6 +284,8 @@ std::string KernelWakeups::finish() {
                 "; " + out_.string() + " may be incomplete";
   }
   std::error_code ec;
+  if (fs::is_regular_file(log_, ec) && fs::file_size(log_, ec) == 0)
+    fs::remove(log_, ec); // a quiet recorder leaves no empty log behind
   const bool written = fs::exists(out_, ec);
   if (trouble.empty() && !written)
     trouble = "vprof-sched ended normally but wrote no " + out_.string();
