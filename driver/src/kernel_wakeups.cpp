@@ -49,6 +49,15 @@ std::string seconds(std::chrono::milliseconds t) {
   return os.str();
 }
 
+// "768 bytes", "12 KiB", "3 MiB"
+std::string size_text(std::uintmax_t bytes) {
+  if (bytes < 1024)
+    return std::to_string(bytes) + " bytes";
+  if (bytes < (1u << 20))
+    return std::to_string(bytes >> 10) + " KiB";
+  return std::to_string(bytes >> 20) + " MiB";
+}
+
 // The recorder's own explanation: the last non-empty line of its output.
 std::string last_line(const std::string &text) {
   std::istringstream in(text);
@@ -297,10 +306,9 @@ std::string KernelWakeups::finish() {
   }
   if (!written)
     return status_ = "kernel wake-ups not recorded";
-  const auto kib = fs::file_size(out_, ec) / 1024;
+  const std::uintmax_t bytes = fs::file_size(out_, ec);
   return status_ = "kernel wake-ups recorded (" + out_.filename().string() + ", " +
-                   std::to_string(ec ? 0 : kib) + " KiB" + (trouble.empty() ? "" : ", partial") +
-                   ")";
+                   size_text(ec ? 0 : bytes) + (trouble.empty() ? "" : ", partial") + ")";
 }
 
 } // namespace vprof::driver
