@@ -165,3 +165,13 @@ def test_the_loop_says_it_once_over_two_iterations(vprof, root, tmp_path):
     for it in (0, 1):
         log = (p / ".vprof" / "logs" / f"iter-{it}-workload.log").read_text()
         assert log == "done\n"
+    # "on" where it cannot record: the loop stops before the workload runs, exit 5
+    assert run(vprof, p, "init", env=env).returncode == 0
+    (p / "fake.log").unlink()
+    for log in (p / ".vprof" / "logs").iterdir():
+        log.unlink()
+    r = run(vprof, p, "loop", "--kernel-wakeups", "on", mode="check3", env=env, timeout=300)
+    assert r.returncode == 5, r.stderr[-3000:]
+    assert 'kernel_wakeups = "on", but kernel wake-ups cannot be recorded here' in r.stderr
+    assert not (p / ".vprof" / "logs" / "iter-0-workload.log").exists()
+    assert [c["call"] for c in calls(p)] == ["check"]
