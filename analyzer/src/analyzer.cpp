@@ -195,8 +195,9 @@ std::string drop_warning(const trace::Trace &tr, const EngineOutput &eo) {
     ++(marks ? working : background);
   }
   std::string w = std::to_string(eo.dropped) +
-                  " records were dropped by the runtime: thread streams reached their size limit "
-                  "(VPROF_MAX_THREAD_MB, default 256) and recorded nothing after it. ";
+                  " records were dropped by the runtime: thread streams reached the stream cap "
+                  "(stream_cap_mb in vprof.toml, the program's VPROF_MAX_THREAD_MB; default 256 "
+                  "MiB) and recorded nothing after it. ";
   if (working)
     w += std::to_string(working) +
          " of them worked for intervals, so the intervals after that point are missing or "
@@ -207,8 +208,9 @@ std::string drop_warning(const trace::Trace &tr, const EngineOutput &eo) {
          " of them are background threads (no interval of their own before the limit): the "
          "intervals are all there, but where their critical paths reach such a thread as a "
          "waker after its limit, its work shows as (untracked). ";
-  w += "Raise VPROF_MAX_THREAD_MB in the workload's environment, run a shorter workload, or "
-       "plan fewer functions; a run with drops never decides the loop's stopping rule";
+  w += "Raise stream_cap_mb in vprof.toml (VPROF_MAX_THREAD_MB in the program's environment "
+       "when it runs without vprof), run a shorter workload, or plan fewer functions; a run "
+       "with drops never decides the loop's stopping rule";
   return w;
 }
 

@@ -1,8 +1,10 @@
 // `vprof run`, `vprof config`, `vprof clean`: the subcommands that need neither the
 // instrumenter nor the analyzer.
 #include "commands.hpp"
+#include "kernel_wakeups.hpp"
 #include "pipeline.hpp"
 #include "process.hpp"
+#include "stream_cap.hpp"
 
 #include "vprof/trace_reader.hpp"
 
@@ -21,6 +23,7 @@ void setup_config(CLI::App &sub, Context &ctx) {
   add_plan_flags(sub, ctx);
   add_analyze_flags(sub, ctx);
   add_loop_flags(sub, ctx);
+  add_record_flags(sub, ctx);
   sub.footer("Prints every key of vprof.toml with its effective value; flags override the file.");
 }
 
@@ -78,6 +81,15 @@ int run_config(Context &ctx) {
       o << (c.keep_traces ? "true" : "false");
     else if (name == "ranking")
       o << quoted(c.ranking);
+    else if (name == "kernel_wakeups")
+      o << quoted(c.kernel_wakeups);
+    else if (name == "sched_ring_mb")
+      o << c.sched_ring_mb;
+    else if (name == "stream_cap_mb") {
+      o << c.stream_cap_mb;
+      if (!c.stream_cap_from.empty())
+        o << "  # from " << c.stream_cap_from;
+    }
     o << "\n";
   }
   return kExitOk;
@@ -91,7 +103,8 @@ std::string g_run_trace_dir;
 bool g_run_keep = false;
 } // namespace
 
-void setup_run(CLI::App &sub, Context &) {
+void setup_run(CLI::App &sub, Context &ctx) {
+  add_record_flags(sub, ctx);
   sub.add_option("--trace-dir", g_run_trace_dir,
                  "where the trace goes (default: .vprof/traces/manual)");
   sub.add_flag("--keep", g_run_keep, "do not empty an existing trace directory first");
@@ -100,7 +113,9 @@ void setup_run(CLI::App &sub, Context &) {
       ->expected(-1);
   sub.footer("Example: vprof run -- ./server --port 8080\n"
              "Sets VPROF_TRACE_DIR for the program (linked with libvprof_rt, e.g. built by\n"
-             "vprof-cc) and reports where the trace went. Exit code: the program's own.");
+             "vprof-cc) and reports where the trace went. The kernel wake-up recorder\n"
+             "(vprof-sched) records beside it unless kernel_wakeups = \"off\"; the program\n"
+             "runs the same whether it can or not. Exit code: the program's own.");
 }
 
 int run_run(Context &ctx) {
@@ -111,9 +126,14 @@ int run_run(Context &ctx) {
   fs::create_directories(dir);
   ProcessOptions opts;
   opts.env["VPROF_TRACE_DIR"] = dir.string();
+  opts.env["VPROF_MAX_THREAD_MB"] = stream_cap_env(ctx.cfg);
+  KernelWakeups kernel(ctx);
+  if (kernel.prepare())
+    opts.before_exec = [&](int pid) { kernel.attach(pid, dir); };
   ctx.progress("running " + g_run_argv[0] + ", trace in " + dir.string());
   const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
   ProcessResult r = run_process(g_run_argv, opts);
+  const std::string kernel_status = kernel.finish();
   size_t streams = 0;
   std::error_code ec;
   for (const auto &e : fs::directory_iterator(dir, ec))
@@ -125,7 +145,9 @@ int run_run(Context &ctx) {
                  "for that user, or set VPROF_TRACE_DIR)");
   ctx.progress(g_run_argv[0] + " ended with " + r.describe() + " after " +
                std::to_string(r.seconds).substr(0, 5) + " s; " + std::to_string(streams) +
-               " thread stream(s) in " + dir.string());
+               " thread stream(s) in " + dir.string() + "; " + kernel_status);
+  if (StreamDrops drops = count_stream_drops(dir); drops.records > 0)
+    ctx.progress("warning: " + stream_cap_line(drops, ctx.cfg));
   if (streams == 0)
     ctx.progress("no trace was written: is the program linked with libvprof_rt (built with "
                  "vprof-cc / vprof-c++)?");

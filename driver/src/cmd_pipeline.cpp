@@ -1,6 +1,7 @@
 // The profiling subcommands: init, instrument, export, analyze, report, expand, loop.
 // Each is a thin front-end over vprof::instr and vprof::analyzer.
 #include "commands.hpp"
+#include "kernel_wakeups.hpp"
 #include "pipeline.hpp"
 
 #include "vprof/analyzer.hpp"
@@ -90,13 +91,8 @@ planner::Budget budget_of(const Config &cfg) {
   b.exploration = cfg.budget;
   b.final_share = cfg.final_budget;
   b.record_ns = cfg.record_ns;
-  // the runtime's cap as the workload will see it (VPROF_MAX_THREAD_MB, 16-byte records)
-  if (const char *mb = std::getenv("VPROF_MAX_THREAD_MB"); mb && *mb) {
-    char *end = nullptr;
-    unsigned long long v = std::strtoull(mb, &end, 10);
-    if (end && *end == '\0' && v > 0)
-      b.stream_cap_records = (v << 20) / 16;
-  }
+  // the runtime's cap as the workload gets it (stream_cap_mb, 16-byte records; 0: none)
+  b.stream_cap_records = (cfg.stream_cap_mb << 20) / 16;
   return b;
 }
 
@@ -766,6 +762,7 @@ int run_build(Context &ctx) {
 void setup_loop(CLI::App &sub, Context &ctx) {
   add_loop_flags(sub, ctx);
   add_analyze_flags(sub, ctx);
+  add_record_flags(sub, ctx);
   sub.footer("Repeats build -> run workload -> analyze -> expand without prompts until the\n"
              "top-k factors are stable, every top factor is a leaf, the probe budget admits\n"
              "nothing more, or the iteration budget is spent; every plan stays within --budget\n"
@@ -806,6 +803,18 @@ std::string final_line(const planner::FinalResult &fr, const std::string &why, d
   return line;
 }
 
+// A loop whose last run lost records at the stream cap says so beside its stop reason: the
+// cap, not the reason named, limited what that run could show.
+std::string stream_cap_note(const Context &ctx, ws::Database &db, int iteration,
+                            const std::string &reason) {
+  auto run = iteration >= 0 ? ws::latest_run(db, iteration) : std::nullopt;
+  if (!run || run->dropped == 0 || reason.find("stream cap") != std::string::npos)
+    return "";
+  return "; its run hit the stream cap (" + std::to_string(run->dropped) +
+         " records dropped, stream_cap_mb = " + std::to_string(ctx.cfg.stream_cap_mb) +
+         "): raise stream_cap_mb in vprof.toml or shorten the workload";
+}
+
 int run_loop(Context &ctx) {
   auto db = open_workspace(ctx, false);
   int it = require_plan(*db);
@@ -818,6 +827,7 @@ int run_loop(Context &ctx) {
   analyzer::AnalysisResult last;
   bool have_last = false;
   int last_it = -1;
+  KernelWakeups kernel(ctx); // one per invocation: "cannot record" is said once
   for (;;) {
     if (!iteration_analysed(*db, it)) {
       if (it >= ctx.cfg.iterations && !ws::is_final_plan(*db, it)) {
@@ -828,7 +838,7 @@ int run_loop(Context &ctx) {
                    std::to_string(ws::plan_size(*db, it)) + " planned function(s)");
       build_iteration(ctx, tools, *db, cdb ? &*cdb : nullptr, it);
       ctx.progress("iteration " + std::to_string(it) + ": running the workload");
-      fs::path dir = run_iteration(ctx, it);
+      fs::path dir = run_iteration(ctx, it, &kernel);
       check_trace_plan(ctx, *db, it, dir);
       last = analyze_and_store(ctx, *db, {dir}, it);
       remove_old_traces(ctx, it);
@@ -865,7 +875,8 @@ int run_loop(Context &ctx) {
                  std::to_string(ex.next_iteration) + " (" + budget_line(ex) + ")");
     it = ex.next_iteration;
   }
-  ctx.progress("stopped after iteration " + std::to_string(last_it) + ": " + stop_reason);
+  ctx.progress("stopped after iteration " + std::to_string(last_it) + ": " + stop_reason +
+               stream_cap_note(ctx, *db, last_it, stop_reason));
   if (have_last) {
     *ctx.out << summary_text(ctx, last, last_it);
   } else if (last_it >= 0) {

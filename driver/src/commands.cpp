@@ -111,4 +111,22 @@ void add_loop_flags(CLI::App &sub, Context &ctx) {
        ctx, "workload");
 }
 
+void add_record_flags(CLI::App &sub, Context &ctx) {
+  mark(sub.add_option("--kernel-wakeups", ctx.cfg.kernel_wakeups,
+                      "record the kernel's wake-ups beside the workload (vprof-sched): auto, "
+                      "on (an error when it cannot), off [kernel_wakeups]")
+           ->check(CLI::IsMember({"auto", "on", "off"})),
+       ctx, "kernel_wakeups");
+  mark(sub.add_option("--sched-ring-mb", ctx.cfg.sched_ring_mb,
+                      "the kernel wake-up recorder's ring buffer in MiB [sched_ring_mb]")
+           ->check(CLI::Range(1, 4096)),
+       ctx, "sched_ring_mb");
+  mark(sub.add_option("--stream-cap-mb", ctx.cfg.stream_cap_mb,
+                      "size limit of one thread's trace stream in MiB, 0: none (the workload's "
+                      "VPROF_MAX_THREAD_MB) [stream_cap_mb]")
+           ->check(CLI::Range(0, 1000000))
+           ->each([&ctx](const std::string &) { ctx.cfg.stream_cap_from = "--stream-cap-mb"; }),
+       ctx, "stream_cap_mb");
+}
+
 } // namespace vprof::driver

@@ -13,11 +13,12 @@ namespace vprof::driver {
 
 // Exit codes of every subcommand (docs/cli.md).
 enum ExitCode : int {
-  kExitOk = 0,       // done
-  kExitFailed = 1,   // the work failed: build or workload failed, nothing to analyse
-  kExitUsage = 2,    // bad command line or vprof.toml
-  kExitBadInput = 3, // missing workspace, unreadable compile database, corrupt trace
-  kExitInternal = 4, // a bug in vprof
+  kExitOk = 0,          // done
+  kExitFailed = 1,      // the work failed: build or workload failed, nothing to analyse
+  kExitUsage = 2,       // bad command line or vprof.toml
+  kExitBadInput = 3,    // missing workspace, unreadable compile database, corrupt trace
+  kExitInternal = 4,    // a bug in vprof
+  kExitEnvironment = 5, // the machine cannot do what the settings require (EnvironmentError)
 };
 
 // Shared state of one invocation: the merged configuration and output streams.
@@ -48,5 +49,7 @@ const std::vector<Command> &commands();
 void add_plan_flags(CLI::App &sub, Context &ctx);    // --compile-commands --root --depth
 void add_analyze_flags(CLI::App &sub, Context &ctx); // --bootstrap --seed --min-intervals
 void add_loop_flags(CLI::App &sub, Context &ctx);    // --k --iterations --build --workload
+// --kernel-wakeups --sched-ring-mb --stream-cap-mb: how a workload is recorded (run, loop)
+void add_record_flags(CLI::App &sub, Context &ctx);
 
 } // namespace vprof::driver

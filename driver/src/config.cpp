@@ -3,6 +3,8 @@
 
 #include <toml++/toml.h>
 
+#include <cerrno>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -37,6 +39,15 @@ const std::vector<ConfigKey> &config_keys() {
                   "\"vprofiler\" (VProfiler's specificity x share)"},
       {"keep_traces", "true: keep the trace of every iteration (default false: a loop keeps "
                       "the newest two analysed iterations' traces)"},
+      {"kernel_wakeups", "record the kernel's wake-ups of the workload's threads beside it "
+                         "(vprof-sched), so that waits outside pthread calls get their waker: "
+                         "\"auto\" (default: when the machine allows it, else one warning), "
+                         "\"on\" (an error when it cannot), \"off\""},
+      {"sched_ring_mb", "the kernel wake-up recorder's ring buffer in MiB (default 16); "
+                        "records lost to a full ring are counted in sched.vpk"},
+      {"stream_cap_mb", "the size limit of one thread's trace stream in MiB, passed to the "
+                        "workload as VPROF_MAX_THREAD_MB (default 256; 0: none); records past "
+                        "it are dropped and the run says so"},
   };
   return keys;
 }
@@ -62,11 +73,13 @@ T get(const fs::path &file, const toml::key &key, const toml::node &n, const cha
   throw UsageError(where(file, n) + ": key '" + std::string(key.str()) + "' must be " + type);
 }
 
-int get_positive(const fs::path &file, const toml::key &key, const toml::node &n, int min) {
+int get_positive(const fs::path &file, const toml::key &key, const toml::node &n, int min,
+                 int max = 1'000'000) {
   auto v = get<int64_t>(file, key, n, "an integer");
-  if (v < min || v > 1'000'000)
+  if (v < min || v > max)
     throw UsageError(where(file, n) + ": key '" + std::string(key.str()) + "' must be between " +
-                     std::to_string(min) + " and 1000000, not " + std::to_string(v));
+                     std::to_string(min) + " and " + std::to_string(max) + ", not " +
+                     std::to_string(v));
   return static_cast<int>(v);
 }
 
@@ -93,7 +106,8 @@ void load_config(const fs::path &file, Config &cfg) {
       throw UsageError(where(file, node) + ": unknown key '" + name +
                        "' (known: compile_commands, roots, depth, k, iterations, build, workload, "
                        "bootstrap, seed, min_intervals, prune, allow_fallback, budget, "
-                       "final_budget, record_ns, ranking, keep_traces)");
+                       "final_budget, record_ns, ranking, keep_traces, kernel_wakeups, "
+                       "sched_ring_mb, stream_cap_mb)");
     if (name == "compile_commands")
       cfg.compile_commands = get<std::string>(file, key, node, "a string");
     else if (name == "roots") {
@@ -132,6 +146,16 @@ void load_config(const fs::path &file, Config &cfg) {
       cfg.ranking = v;
     } else if (name == "keep_traces")
       cfg.keep_traces = get<bool>(file, key, node, "true or false");
+    else if (name == "kernel_wakeups") {
+      auto v = node.value<std::string>();
+      if (!v || (*v != "auto" && *v != "on" && *v != "off"))
+        throw UsageError(where(file, node) +
+                         ": key 'kernel_wakeups' must be \"auto\", \"on\" or \"off\"");
+      cfg.kernel_wakeups = *v;
+    } else if (name == "sched_ring_mb") {
+      cfg.sched_ring_mb = get_positive(file, key, node, 1, 4096);
+    } else if (name == "stream_cap_mb")
+      cfg.stream_cap_mb = static_cast<std::uint64_t>(get_positive(file, key, node, 0));
     else if (name == "budget" || name == "final_budget" || name == "record_ns") {
       auto v = node.value<double>();
       const bool share = name != "record_ns";
@@ -148,6 +172,21 @@ void load_config(const fs::path &file, Config &cfg) {
       cfg.prune = *v;
     }
   }
+}
+
+void apply_environment(Config &cfg) {
+  const char *mb = std::getenv("VPROF_MAX_THREAD_MB");
+  if (!mb || !*mb)
+    return;
+  char *end = nullptr;
+  errno = 0;
+  unsigned long long v = std::strtoull(mb, &end, 10);
+  if (errno || !end || *end != '\0' || *mb < '0' || *mb > '9')
+    throw UsageError("VPROF_MAX_THREAD_MB=\"" + std::string(mb) +
+                     "\" in the environment: it must be a whole number of MiB (0: no cap); "
+                     "stream_cap_mb in vprof.toml says the same");
+  cfg.stream_cap_mb = v;
+  cfg.stream_cap_from = "VPROF_MAX_THREAD_MB in the environment";
 }
 
 std::optional<fs::path> find_config(const std::optional<fs::path> &explicit_file) {

@@ -23,6 +23,13 @@ public:
   using std::runtime_error::runtime_error;
 };
 
+// The machine cannot do what the configuration requires, e.g. kernel_wakeups = "on" where
+// the kernel wake-up recorder cannot record (exit code 5).
+class EnvironmentError : public std::runtime_error {
+public:
+  using std::runtime_error::runtime_error;
+};
+
 // Every key of vprof.toml. Relative paths are relative to the project root (the folder
 // holding vprof.toml, or the current directory without one).
 struct Config {
@@ -45,6 +52,14 @@ struct Config {
   double record_ns = 40;       // the cost of one trace record the budgets are counted in
   bool keep_traces = false;    // keep the traces of every iteration (default: the last two)
   std::string ranking = "net"; // "net" | "vprofiler" (analyzer::Ranking)
+  // the kernel wake-up recorder beside the workload: "auto" (when it can record; one
+  // warning when it cannot), "on" (an error when it cannot), "off" (never started)
+  std::string kernel_wakeups = "auto";
+  int sched_ring_mb = 16; // the recorder's ring buffer between kernel and recorder, MiB
+  // the runtime's per-thread stream cap in MiB (0: none), passed to the workload as
+  // VPROF_MAX_THREAD_MB; `stream_cap_from` says where a value other than the file's came from
+  std::uint64_t stream_cap_mb = 256;
+  std::string stream_cap_from; // empty: vprof.toml or the default
 
   std::filesystem::path workspace_dir() const { return root / ".vprof"; }
   std::filesystem::path database() const { return workspace_dir() / "vprof.db"; }
@@ -62,6 +77,12 @@ const std::vector<ConfigKey> &config_keys();
 // Reads `file` (TOML) into `cfg`. Unknown keys and wrong types are errors naming the
 // file, line and key. Throws UsageError.
 void load_config(const std::filesystem::path &file, Config &cfg);
+
+// Takes VPROF_MAX_THREAD_MB from vprof's own environment into cfg.stream_cap_mb when it is
+// set: it wins over vprof.toml (scripts that set it before the key existed keep working),
+// a command-line flag over both. Throws UsageError naming the variable when it is not a
+// whole number.
+void apply_environment(Config &cfg);
 
 // Finds vprof.toml: `explicit_file` if given, else ./vprof.toml, else nothing.
 std::optional<std::filesystem::path>

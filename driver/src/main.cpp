@@ -19,15 +19,17 @@ int main(int argc, char **argv) {
   ctx.out = &std::cout;
   ctx.err = &std::cerr;
 
-  CLI::App app{"vprof: find where the latency variance of semantic intervals (transactions, "
-               "requests) comes from.\n\n"
-               "Typical session:\n"
-               "  vprof init                # workspace + call graph from compile_commands.json\n"
-               "  vprof loop                # build, run, analyze, expand until stable\n"
-               "  vprof report              # ranked factors of the last iteration\n\n"
-               "Settings come from ./vprof.toml (see `vprof config`); every key has a flag.\n"
-               "Exit codes: 0 ok, 1 the work failed, 2 usage error, 3 bad input, 4 internal error.",
-               "vprof"};
+  CLI::App app{
+      "vprof: find where the latency variance of semantic intervals (transactions, "
+      "requests) comes from.\n\n"
+      "Typical session:\n"
+      "  vprof init                # workspace + call graph from compile_commands.json\n"
+      "  vprof loop                # build, run, analyze, expand until stable\n"
+      "  vprof report              # ranked factors of the last iteration\n\n"
+      "Settings come from ./vprof.toml (see `vprof config`); every key has a flag.\n"
+      "Exit codes: 0 ok, 1 the work failed, 2 usage error, 3 bad input, 4 internal error,\n"
+      "5 the machine cannot do what the settings require (kernel_wakeups = \"on\").",
+      "vprof"};
   app.set_version_flag("--version", "vprof 0.1.0");
   app.require_subcommand(1);
   app.fallthrough();
@@ -61,6 +63,7 @@ int main(int argc, char **argv) {
       cfgpath = cwd / "vprof.toml";
     if (cfgpath)
       load_config(*cfgpath, ctx.cfg);
+    apply_environment(ctx.cfg);
     if (!project.empty() || ctx.cfg.config_file.empty())
       ctx.cfg.root = cwd;
   } catch (const UsageError &e) {
@@ -91,6 +94,9 @@ int main(int argc, char **argv) {
   } catch (const InputError &e) {
     std::cerr << "vprof " << chosen->name << ": " << e.what() << "\n";
     return kExitBadInput;
+  } catch (const EnvironmentError &e) {
+    std::cerr << "vprof " << chosen->name << ": " << e.what() << "\n";
+    return kExitEnvironment;
   } catch (const vprof::analyzer::InternalError &e) {
     std::cerr << "vprof " << chosen->name << ": internal error: " << e.what() << "\n";
     return kExitInternal;

@@ -1,5 +1,7 @@
 // Building and running one iteration of the profiling loop.
 #include "pipeline.hpp"
+#include "kernel_wakeups.hpp"
+#include "stream_cap.hpp"
 #include "vprof/workspace_rows.hpp"
 
 #include "vprof/instrumenter.hpp"
@@ -213,7 +215,7 @@ std::vector<std::string> take_unusable_trace_dir_notes(const fs::path &trace_dir
   return out;
 }
 
-fs::path run_iteration(const Context &ctx, int iteration) {
+fs::path run_iteration(const Context &ctx, int iteration, KernelWakeups *kernel) {
   if (ctx.cfg.workload.empty())
     throw UsageError("no workload command: set `workload` in vprof.toml or pass --workload");
   fs::path dir = iteration_trace_dir(ctx.cfg, iteration);
@@ -222,11 +224,15 @@ fs::path run_iteration(const Context &ctx, int iteration) {
   ProcessOptions opts;
   opts.cwd = ctx.cfg.root;
   opts.env["VPROF_TRACE_DIR"] = dir.string();
+  opts.env["VPROF_MAX_THREAD_MB"] = stream_cap_env(ctx.cfg);
   opts.log = iteration_log(ctx.cfg, iteration, "workload");
+  if (kernel && kernel->prepare())
+    opts.before_exec = [&](int pid) { kernel->attach(pid, dir); };
   // notes left by processes that could not write the trace directory (a second of slack:
   // file times may be coarser than the clock)
   const auto started = fs::file_time_type::clock::now() - std::chrono::seconds(1);
   ProcessResult r = run_shell(ctx.cfg.workload, opts);
+  const std::string kernel_status = kernel ? kernel->finish() : std::string();
   std::vector<std::string> untraced = take_unusable_trace_dir_notes(dir, started);
   if (r.exit_code != 0)
     throw std::runtime_error("workload failed (" + r.describe() + "): " + ctx.cfg.workload +
@@ -251,8 +257,11 @@ fs::path run_iteration(const Context &ctx, int iteration) {
                              ": was the program built by the `build` command through "
                              "$CC/$CXX (the vprof wrappers)?");
   if (ctx.verbose)
-    ctx.progress("workload ran in " + std::to_string(r.seconds).substr(0, 5) +
-                 " s (log: " + opts.log->string() + ")");
+    ctx.progress("workload ran in " + std::to_string(r.seconds).substr(0, 5) + " s (log: " +
+                 opts.log->string() + ")" + (kernel_status.empty() ? "" : "; " + kernel_status));
+  if (StreamDrops drops = count_stream_drops(dir); drops.records > 0)
+    ctx.progress("iteration " + std::to_string(iteration) +
+                 ": warning: " + stream_cap_line(drops, ctx.cfg));
   return dir;
 }
 

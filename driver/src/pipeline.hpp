@@ -61,10 +61,15 @@ std::string refusals_line(const Config &cfg, const std::vector<instr::Diagnostic
 std::vector<std::string> take_unusable_trace_dir_notes(const std::filesystem::path &trace_dir,
                                                        std::filesystem::file_time_type since);
 
-// Runs cfg.workload with VPROF_TRACE_DIR set to a fresh iteration trace directory.
-// Returns that directory. Throws std::runtime_error when the workload fails or wrote no
-// trace.
-std::filesystem::path run_iteration(const Context &ctx, int iteration);
+class KernelWakeups;
+
+// Runs cfg.workload with VPROF_TRACE_DIR set to a fresh iteration trace directory and
+// VPROF_MAX_THREAD_MB to cfg.stream_cap_mb, with the kernel wake-up recorder beside it when
+// `kernel` (may be null) can record. Returns that directory; a run that dropped records at
+// the stream cap is said ("stream cap: ..."). Throws std::runtime_error when the workload
+// fails or wrote no trace, EnvironmentError when kernel_wakeups = "on" cannot be honoured.
+std::filesystem::path run_iteration(const Context &ctx, int iteration,
+                                    KernelWakeups *kernel = nullptr);
 // Holds the units the trace's processes registered against the plan of `iteration`: a
 // trace written by a binary built for another plan or workspace is refused (throws).
 void check_trace_plan(const Context &ctx, ws::Database &db, int iteration,

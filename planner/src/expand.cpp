@@ -323,12 +323,13 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   er.budget_records =
       budget_records(db, iteration, opt.budget, opt.budget.exploration, Basis::Latency);
   er.measured_records = cost.records_per_interval();
-  if (cost.max_stream_records() > 0) {
+  if (cost.max_stream_records() > 0 && opt.budget.stream_cap_records > 0) {
     // Half the cap once a prediction has been checked against a run; a quarter before (the
     // first expansion's estimates fell short by up to 2.1 times on PostgreSQL).
     const double room = ws::plan_cost(db, iteration) ? 0.5 : 0.25;
     double cap = room * static_cast<double>(opt.budget.stream_cap_records) /
                  static_cast<double>(cost.max_stream_records()) * er.measured_records;
+    er.stream_capped = cap < er.budget_records;
     er.budget_records = std::min(er.budget_records, cap);
   }
   er.calibration = calibration(db, iteration, cost, er.measured_records, opt.max_calibration);
@@ -391,6 +392,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
       r.name = row ? row->name : std::to_string(c.function);
       r.records = p;
       r.why = p > 0.25 * er.budget_records ? "hot: timed at its call sites instead"
+              : er.stream_capped           ? "over the stream cap"
                                            : "over the exploration budget";
       er.refused.push_back(std::move(r));
       continue;
@@ -401,8 +403,18 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   er.predicted_records = predicted;
   if (additions.empty()) {
     er.stop = true;
-    er.reason = "probe budget spent (" + std::to_string(er.refused.size()) +
-                " candidate(s) would cost more than the exploration budget)";
+    // the limit that bound the plan, by its name: the stream cap is the user's to raise
+    if (er.stream_capped)
+      er.reason = "stream cap: the next plan's longest thread stream would pass " +
+                  std::string(ws::plan_cost(db, iteration) ? "half" : "a quarter") +
+                  " of the per-thread stream cap (stream_cap_mb = " +
+                  std::to_string((opt.budget.stream_cap_records * 16) >> 20) + "; " +
+                  std::to_string(er.refused.size()) +
+                  " candidate(s) refused); raise stream_cap_mb in vprof.toml or shorten the "
+                  "workload";
+    else
+      er.reason = "probe budget spent (" + std::to_string(er.refused.size()) +
+                  " candidate(s) would cost more than the exploration budget)";
     return er;
   }
   std::vector<ws::PlanRow> next;

@@ -349,6 +349,8 @@ TEST(Stages, TheDropWarningTellsIntervalThreadsFromBackgroundThreads) {
   EXPECT_NE(bg.find("1 of them are background threads"), std::string::npos) << bg;
   EXPECT_EQ(bg.find("covers mostly the start"), std::string::npos) << bg;
   EXPECT_NE(bg.find("VPROF_MAX_THREAD_MB"), std::string::npos);
+  EXPECT_NE(bg.find("the stream cap (stream_cap_mb in vprof.toml"), std::string::npos) << bg;
+  EXPECT_NE(bg.find("Raise stream_cap_mb in vprof.toml"), std::string::npos) << bg;
   std::string work = only(warning_for(true, false));
   EXPECT_NE(work.find("1 of them worked for intervals"), std::string::npos) << work;
   EXPECT_NE(work.find("covers mostly the start of the run (4 finished intervals)"),

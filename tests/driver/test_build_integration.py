@@ -259,27 +259,43 @@ def test_a_note_about_another_trace_directory_is_not_this_runs(vprof, root, tmp_
     assert left and set(left) == {"/proc/vprof-elsewhere"}  # one per workload run
 
 
-def test_drops_name_the_setting_and_never_decide_the_stop(vprof, root, tmp_path):
+def test_drops_name_the_stream_cap_and_never_decide_the_stop(vprof, root, tmp_path):
     include = root / "annotations" / "include"
     p = make_project(root, tmp_path, build=f'make CC="$CC" VPROF_INCLUDE={include}')
-    # a 1 MiB stream limit and a window of one page: the app's records overflow it
+    # a 1 MiB stream cap and a window of one page: the app's records overflow it
     toml = (p / "vprof.toml").read_text().replace(
-        'workload = "./app"',
-        'workload = "VPROF_MAX_THREAD_MB=1 VPROF_WINDOW_KB=4 ./app"').replace(
+        'workload = "./app"', 'workload = "VPROF_WINDOW_KB=4 ./app"\nstream_cap_mb = 1').replace(
         "iterations = 3", "iterations = 4")
     (p / "vprof.toml").write_text(toml)
     (p / "main.c").write_text(MAIN_C.replace("i < 200", "i < 12000"))
     subprocess.run(["make", f"VPROF_INCLUDE={include}"], cwd=p, check=True, capture_output=True)
     vp(vprof, p, "init", "--depth", "1")
     r = vp(vprof, p, "loop", "--prune", "0", "-k", "1")
-    assert re.search(r"records were dropped by the runtime: thread streams reached their "
-                     r"size limit \(VPROF_MAX_THREAD_MB", r.stderr), r.stderr[-3000:]
+    # the driver's line: which limit, how much, the key to raise
+    cap = (r"stream cap: \d+ records dropped in 1 stream \(stream_cap_mb = 1\); raise "
+           r"stream_cap_mb in vprof.toml or shorten the workload")
+    assert re.search(r"iteration 0: warning: " + cap + "\n", r.stderr), r.stderr[-3000:]
+    assert re.search(r"records were dropped by the runtime: thread streams reached the stream "
+                     r"cap \(stream_cap_mb in vprof.toml", r.stderr), r.stderr[-3000:]
     # the app's one thread works for its intervals: those after the limit are missing
     assert re.search(r"1 of them worked for intervals, so the intervals after that point are "
                      r"missing", r.stderr), r.stderr[-3000:]
     assert "background threads" not in r.stderr
     assert "never decides" in r.stderr
     assert "top-k unchanged" not in r.stderr, r.stderr[-3000:]
+    # the stop names the real limit: the stream cap, never the probe budget
+    stop = re.search(r"stopped after iteration \d+: (.*)", r.stderr).group(1)
+    assert "stream cap" in stop and "stream_cap_mb = 1" in stop, stop
+    assert "probe budget" not in r.stderr, r.stderr[-3000:]
+    # vprof run says the same of its run; a workload that sets its own cap is told apart
+    env = {"VPROF_WINDOW_KB": "4"}
+    r = vp(vprof, p, "run", "--", str(p / "app"), env=env)
+    assert re.search(r"vprof: warning: " + cap + "\n", r.stderr), r.stderr
+    r = vp(vprof, p, "run", "--stream-cap-mb", "256", "--", "sh", "-c",
+           f"VPROF_MAX_THREAD_MB=1 {p / 'app'}", env=env)
+    assert re.search(r"stream cap: \d+ records dropped in 1 stream \(stream_cap_mb = 256, from "
+                     r"--stream-cap-mb\); .*but the streams stopped at \d+ KiB, below that cap: "
+                     r"does the workload set VPROF_MAX_THREAD_MB itself", r.stderr), r.stderr
 
 
 def test_objects_instrumented_by_another_workspace_are_rebuilt(vprof, root, tmp_path):

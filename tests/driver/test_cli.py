@@ -1,4 +1,5 @@
 """The vprof driver's command line: help, configuration errors, exit codes, `vprof run`."""
+import os
 import subprocess
 
 import pytest
@@ -11,8 +12,9 @@ def vprof(build_dir):
     return exe
 
 
-def call(vprof, *args, cwd):
-    return subprocess.run([str(vprof), *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+def call(vprof, *args, cwd, env=None):
+    return subprocess.run([str(vprof), *args], cwd=cwd, capture_output=True, text=True, timeout=60,
+                          env=env)
 
 
 def test_help_lists_every_subcommand(vprof, tmp_path):
@@ -21,6 +23,7 @@ def test_help_lists_every_subcommand(vprof, tmp_path):
     for name in ("run", "config", "clean"):
         assert f"\n  {name} " in r.stdout
     assert "Exit codes" in r.stdout
+    assert "5 the machine cannot do what the settings require" in r.stdout
 
 
 def test_missing_subcommand_is_usage_error(vprof, tmp_path):
@@ -71,6 +74,13 @@ def test_config_prints_valid_toml_with_every_key(vprof, tmp_path):
         ("depth = \n", "vprof.toml:1:"),
         ("prune = 1.5\n", "vprof.toml:1: key 'prune' must be a number in [0, 1)"),
         ('prune = "1%"\n', "vprof.toml:1: key 'prune' must be a number in [0, 1)"),
+        ('k = 2\nkernel_wakeups = "yes"\n',
+         "vprof.toml:2: key 'kernel_wakeups' must be \"auto\", \"on\" or \"off\""),
+        ("kernel_wakeups = true\n", "vprof.toml:1: key 'kernel_wakeups' must be"),
+        ("sched_ring_mb = 0\n", "vprof.toml:1: key 'sched_ring_mb' must be between 1 and 4096"),
+        ("sched_ring_mb = 5000\n", "vprof.toml:1: key 'sched_ring_mb' must be between 1 and"),
+        ("stream_cap_mb = -1\n", "vprof.toml:1: key 'stream_cap_mb' must be between 0 and"),
+        ('stream_cap_mb = "256M"\n', "vprof.toml:1: key 'stream_cap_mb' must be an integer"),
     ],
 )
 def test_bad_config_names_file_line_and_key(vprof, tmp_path, text, message):
@@ -78,6 +88,41 @@ def test_bad_config_names_file_line_and_key(vprof, tmp_path, text, message):
     r = call(vprof, "config", cwd=tmp_path)
     assert r.returncode == 2
     assert message in r.stderr
+
+
+def test_config_prints_the_recording_keys_as_toml(vprof, tmp_path):
+    import tomllib
+    env = {k: v for k, v in os.environ.items() if k != "VPROF_MAX_THREAD_MB"}
+    r = call(vprof, "config", cwd=tmp_path, env=env)
+    assert r.returncode == 0, r.stderr
+    keys = tomllib.loads(r.stdout)
+    assert (keys["kernel_wakeups"], keys["sched_ring_mb"], keys["stream_cap_mb"]) == ("auto", 16, 256)
+    (tmp_path / "vprof.toml").write_text('kernel_wakeups = "off"\nsched_ring_mb = 64\n'
+                                         "stream_cap_mb = 0\n")
+    keys = tomllib.loads(call(vprof, "config", "--kernel-wakeups", "on", cwd=tmp_path,
+                              env=env).stdout)
+    assert (keys["kernel_wakeups"], keys["sched_ring_mb"], keys["stream_cap_mb"]) == ("on", 64, 0)
+
+
+def test_the_stream_cap_goes_to_the_workload_and_the_environment_wins_over_the_file(
+        vprof, tmp_path):
+    env = {k: v for k, v in os.environ.items() if k != "VPROF_MAX_THREAD_MB"}
+    env["VPROF_SCHED"] = "/nonexistent"  # no recorder: this test is about the cap
+    show = ["run", "--kernel-wakeups", "off", "--", "sh", "-c", 'echo "$VPROF_MAX_THREAD_MB"']
+    assert call(vprof, *show, cwd=tmp_path, env=env).stdout == "256\n"
+    (tmp_path / "vprof.toml").write_text("stream_cap_mb = 8\n")
+    assert call(vprof, *show, cwd=tmp_path, env=env).stdout == "8\n"
+    env["VPROF_MAX_THREAD_MB"] = "1024"
+    assert call(vprof, *show, cwd=tmp_path, env=env).stdout == "1024\n"
+    r = call(vprof, "config", cwd=tmp_path, env=env)
+    assert "\nstream_cap_mb = 1024  # from VPROF_MAX_THREAD_MB in the environment\n" in r.stdout
+    # a flag wins over both
+    assert call(vprof, show[0], "--stream-cap-mb", "3", *show[1:], cwd=tmp_path,
+                env=env).stdout == "3\n"
+    env["VPROF_MAX_THREAD_MB"] = "lots"
+    r = call(vprof, *show, cwd=tmp_path, env=env)
+    assert r.returncode == 2
+    assert 'VPROF_MAX_THREAD_MB="lots" in the environment: it must be a whole number' in r.stderr
 
 
 def test_explicit_missing_config_file(vprof, tmp_path):

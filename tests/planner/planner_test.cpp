@@ -264,6 +264,28 @@ TEST(Expand, TheStreamCapBoundsThePlan) {
   EXPECT_NEAR(e.budget_records, 2008.0 * 0.5 / 0.2, 1e-6);
 }
 
+// A run whose longest stream passed the stream cap (it dropped records) leaves no room
+// however long the intervals: the stop names the stream cap, the limit the user can raise,
+// not the probe budget the latency would still allow; no cap (0) bounds nothing.
+TEST(Expand, AStopForTheStreamCapSaysStreamCap) {
+  Workspace w("capped");
+  pl::ExpandOptions o = options();
+  o.budget.stream_cap_records = 1'000'000;
+  w.run(0, 1e8, kCounts, 2'000'000); // latency budget 400,000 records; the cap's 251
+  auto e = pl::expand(*w.db, 0, o);
+  EXPECT_TRUE(e.stop);
+  EXPECT_TRUE(e.stream_capped);
+  EXPECT_EQ(e.reason.rfind("stream cap:", 0), 0u) << e.reason;
+  EXPECT_NE(e.reason.find("stream_cap_mb = 15"), std::string::npos) << e.reason;
+  EXPECT_EQ(e.reason.find("probe budget"), std::string::npos) << e.reason;
+  ASSERT_FALSE(e.refused.empty());
+  EXPECT_NE(e.refused.back().why.find("stream cap"), std::string::npos);
+  o.budget.stream_cap_records = 0;
+  auto free = pl::expand(*w.db, 0, o);
+  EXPECT_FALSE(free.stream_capped);
+  EXPECT_DOUBLE_EQ(free.budget_records, 400000.0);
+}
+
 // A run that cost more than the budget allows stops the expansion with the reason, and
 // nothing is written.
 TEST(Expand, NothingFitsStopsWithTheReason) {
@@ -272,6 +294,7 @@ TEST(Expand, NothingFitsStopsWithTheReason) {
   auto e = pl::expand(*w.db, 0, options());
   EXPECT_TRUE(e.stop);
   EXPECT_NE(e.reason.find("probe budget spent"), std::string::npos) << e.reason;
+  EXPECT_FALSE(e.stream_capped) << "the latency's budget, not the cap, was spent";
   EXPECT_TRUE(ws::read_plan(*w.db, 1).empty());
   EXPECT_THROW(pl::expand(*w.db, 3, options()), pl::PlanError);
 }

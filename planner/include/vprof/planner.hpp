@@ -44,8 +44,9 @@ struct Budget {
   double exploration = 0.10; // plans of the exploration iterations
   double final_share = 0.02; // the final plan
   double record_ns = 40;     // one trace record (ENTER or EXIT) all in (benchmarks/RESULTS.md)
-  // The runtime's per-thread stream cap (VPROF_MAX_THREAD_MB, 16-byte records); a plan whose
-  // predicted longest stream passes half of it is refused.
+  // The runtime's per-thread stream cap (stream_cap_mb, the workload's VPROF_MAX_THREAD_MB,
+  // 16-byte records; 0: none); a plan whose predicted longest stream passes half of it is
+  // refused.
   std::uint64_t stream_cap_records = (256ull << 20) / 16;
 };
 
@@ -127,7 +128,7 @@ struct Refusal {
 struct ExpandResult {
   bool stop = false;
   std::string reason; // "top-k unchanged" | "all top factors are leaves" | "iteration budget
-                      // reached" | "probe budget spent" | "expanded"
+                      // reached" | "probe budget spent" | "stream cap: ..." | "expanded"
   int next_iteration = 0;
   std::vector<std::string> top_keys; // the top-k factor and place keys considered
   std::vector<FunctionId> added;     // functions added to plan next_iteration
@@ -137,6 +138,8 @@ struct ExpandResult {
   double measured_records = 0;  // the last run, per interval
   double predicted_records = 0; // the next plan, per interval
   double calibration = 1;       // predictions scaled by the last one's shortfall (>= 1)
+  // the stream cap, not the exploration budget, set budget_records (a stop then names it)
+  bool stream_capped = false;
 };
 // Reads the latest stored run of `iteration`, takes the k best-ranked factors that still
 // have something to add (at most 4k ranks deep) and writes plan `iteration + 1` = plan
