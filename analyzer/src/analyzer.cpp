@@ -480,9 +480,10 @@ bool is_wakeup_delay(const AnalysisResult &res, int node) {
          n.wait == wait_kind_name(kWakeup);
 }
 
-// Every site and wait node belongs to one place; the root and (untracked) to none. A call
-// of a function defined in the program belongs to the callee (with its body below it: one
-// place), a call of an outside function to "callee in caller", a wait to "kind in the
+// Every site and wait node belongs to one place, the root to "outside probed functions"
+// (its body: the interval's own time where no probed frame is open), (untracked) to none. A
+// call of a function defined in the program belongs to the callee (with its body below it:
+// one place), a call of an outside function to "callee in caller", a wait to "kind in the
 // function that waited"; below a wait node, places are the waker's and are kept apart per
 // wait.
 PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
@@ -490,6 +491,16 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
   PlaceTable pt;
   pt.place_of.assign(N, -1);
   std::unordered_map<std::string, int> place_index;
+  if (N > 0) {
+    pt.key.push_back(kOutsideKey);
+    pt.name.push_back(kOutsideName);
+    pt.function.push_back(0);
+    pt.holder.push_back(0);
+    pt.site.push_back(0);
+    pt.kind.push_back(Place::Kind::Outside);
+    pt.place_of[0] = 0;
+    place_index.emplace(kOutsideKey, 0);
+  }
   // the function whose code a node's time runs in (key, name); an unknown site stands for
   // itself
   std::vector<std::string> encl_key(N), encl_name(N);
@@ -786,7 +797,9 @@ Terms variance_trees(const AnalysisResult &res, const DbFacts &facts, const Node
 
 // ---- places and waits -----------------------------------------------------------------
 
-// X_p = the self times of p's nodes (a leaf's self time is its whole time).
+// X_p = the self times of p's nodes (a leaf's self time is its whole time). The root's
+// body is the place "outside probed functions" when some interval of the group spent time
+// there; its specificity is kOutsideSpecificity (the root's own is 0).
 void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt,
                  const AnalyzeOptions &opt, GroupResult &gr) {
   const Eigen::Index I = gt.L.size(), C = static_cast<Eigen::Index>(gt.present.size());
@@ -794,7 +807,10 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
   const auto &L = gt.L;
   const double varL = gr.latency.var_ns2;
   std::vector<int> gplace(pt.key.size(), -1), plist;
-  for (Eigen::Index c = 1; c < C; ++c) {
+  // column 0 is the root; its body joins when it ever held time (times are never negative)
+  const Eigen::Index first = C > 0 && I > 0 && S.col(0).maxCoeff() > 0 ? 0 : 1;
+  auto spec_of = [&](int node) { return node == 0 ? kOutsideSpecificity : nf.spec[node]; };
+  for (Eigen::Index c = first; c < C; ++c) {
     int p = pt.place_of[gt.present[c]];
     if (p >= 0 && gplace[p] < 0) {
       gplace[p] = static_cast<int>(plist.size());
@@ -809,7 +825,7 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
   std::map<std::pair<int, int>, int> route_col;
   std::vector<std::pair<int, int>> routes;
   std::vector<double> route_spec;
-  for (Eigen::Index c = 1; c < C; ++c) {
+  for (Eigen::Index c = first; c < C; ++c) {
     int nd = gt.present[c];
     int p = pt.place_of[nd];
     if (p < 0)
@@ -820,12 +836,12 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
         route_col.try_emplace({gplace[p], pt.via_of[nd]}, static_cast<int>(routes.size()));
     if (fresh) {
       routes.push_back({gplace[p], pt.via_of[nd]});
-      route_spec.push_back(nf.spec[nd]);
+      route_spec.push_back(spec_of(nd));
     }
-    route_spec[it->second] = std::min(route_spec[it->second], nf.spec[nd]);
+    route_spec[it->second] = std::min(route_spec[it->second], spec_of(nd));
   }
   MatrixXd R = MatrixXd::Zero(I, static_cast<Eigen::Index>(routes.size()));
-  for (Eigen::Index c = 1; c < C; ++c) {
+  for (Eigen::Index c = first; c < C; ++c) {
     int nd = gt.present[c];
     if (pt.place_of[nd] >= 0)
       R.col(route_col[{gplace[pt.place_of[nd]], pt.via_of[nd]}]) += S.col(c);
@@ -833,7 +849,7 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
   // the context (node) carrying most of each place's contribution
   std::vector<int> best_node(plist.size(), -1);
   std::vector<double> best_cov(plist.size(), -std::numeric_limits<double>::infinity());
-  for (Eigen::Index c = 1; c < C; ++c) {
+  for (Eigen::Index c = first; c < C; ++c) {
     int nd = gt.present[c];
     if (pt.place_of[nd] < 0)
       continue;

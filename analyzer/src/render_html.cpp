@@ -215,6 +215,10 @@ std::string answer_sentence(const GroupResult &g) {
     via_wait = top->via.front().first;
     via_contrib = top->via.front().second;
   }
+  if (top->kind == Place::Kind::Outside)
+    return percent(top->contribution) +
+           " of Var(latency) is the intervals' own time outside every probed function: code "
+           "above the roots, which the loop expands upward into (the outer frames).";
   const Place *wait = nullptr;
   for (const auto &w : g.waits)
     if (w.name == via_wait)

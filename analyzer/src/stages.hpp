@@ -73,8 +73,17 @@ NodeFacts heights_and_specificity(const DbFacts &facts, AnalysisResult &res);
 
 // ---- places ---------------------------------------------------------------------------
 
+// The place of the root's body: the interval's own time outside every probed function,
+// which stands for the code above the roots (the outer frames). Its specificity is one
+// level: a large part of Var(L) there outranks the roots' own places (specificity 0), and
+// any place one level below the roots with more contribution, or two levels below with a
+// quarter of it, outranks it (docs/statistics.md, "Places").
+inline constexpr const char *kOutsideKey = "o:outside";
+inline constexpr const char *kOutsideName = "outside probed functions";
+inline constexpr double kOutsideSpecificity = 1.0;
+
 struct PlaceTable {
-  std::vector<int> place_of; // node -> place (-1: the root, (untracked))
+  std::vector<int> place_of; // node -> place (0 for the root: kOutsideKey; -1: (untracked))
   std::vector<int> via_of;   // node -> the place of its outermost wait ancestor (-1: own path)
   std::vector<std::string> key, name;
   std::vector<std::int64_t> function, holder, site;

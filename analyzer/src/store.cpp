@@ -32,6 +32,8 @@ ws::PlaceKind place_kind(Place::Kind k) {
     return ws::PlaceKind::Site;
   case Place::Kind::Wait:
     return ws::PlaceKind::Wait;
+  case Place::Kind::Outside:
+    return ws::PlaceKind::Outside;
   case Place::Kind::Function:
     break;
   }

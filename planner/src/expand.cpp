@@ -34,6 +34,7 @@ struct Candidate {
   std::string factor;
   double critical_ns = 0; // its time on the critical path (0: never seen there)
   int height = -1;        // call-graph height: how much code runs below it
+  ws::PlanReason reason = ws::PlanReason::Expand;
 };
 
 class Expansion {
@@ -90,15 +91,25 @@ public:
         add_dispatch_targets(view_.tree[static_cast<std::size_t>(p.node)].site, p.key);
       break;
     case ws::PlaceKind::Call:
+    case ws::PlaceKind::Outside: // expands upward, as its own source (add_outer)
       break;
     }
+  }
+
+  // The outer frames above `starts` (docs/planner.md, "Upward expansion"), in their order:
+  // the common ancestors, the chains down to the starts, then their callees.
+  void add_outer(const std::vector<FunctionId> &starts, int depth, const std::string &key) {
+    const OuterFrames of = outer_frames(db_, starts, depth);
+    for (const auto *fs : {&of.ancestors, &of.chains, &of.callees})
+      for (FunctionId f : *fs)
+        push(f, key, ws::PlanReason::Outer);
   }
 
   std::vector<Candidate> take() { return std::move(out_); }
   std::size_t size() const { return out_.size(); }
 
 private:
-  void push(FunctionId f, const std::string &key) {
+  void push(FunctionId f, const std::string &key, ws::PlanReason reason = ws::PlanReason::Expand) {
     if (f <= 0 || plan_.count(f) || seen_.count(f))
       return;
     auto row = ws::function_row(db_, f);
@@ -106,7 +117,7 @@ private:
       return;
     seen_.insert(f);
     auto cp = view_.critical_ns.find(f);
-    out_.push_back({f, key, cp == view_.critical_ns.end() ? 0 : cp->second, row->height});
+    out_.push_back({f, key, cp == view_.critical_ns.end() ? 0 : cp->second, row->height, reason});
   }
 
   // The function and its callees. The callees of a function whose body probe ran were
@@ -171,6 +182,22 @@ private:
   std::set<FunctionId> seen_;
   std::vector<Candidate> out_;
 };
+
+// The functions an upward expansion starts from: the outermost probed frames the run saw on
+// the intervals' own path (the root's site children: where intervals begin and end as far
+// as the probes show), else the annotated functions.
+std::vector<FunctionId> outer_starts(ws::Database &db, const RunView &view) {
+  std::set<FunctionId> out;
+  if (!view.tree.empty())
+    for (int c : view.children[0])
+      if (const auto &n = view.tree[static_cast<std::size_t>(c)];
+          n.kind == ws::NodeKind::Site && n.function)
+        out.insert(n.function);
+  if (out.empty())
+    for (auto f : ws::annotated_functions(db))
+      out.insert(f);
+  return {out.begin(), out.end()};
+}
 
 // The k best-ranked places (of `places`, in rank order) that carry at least `share` of
 // Var(L), waits included.
@@ -271,6 +298,16 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     });
     per_factor.push_back(std::move(got));
   };
+  // Upward first: when the intervals' own time outside every probed function carries
+  // outer_share of Var(L), the frames above the roots hold it (an event loop's work between
+  // a command's processing and its reply). In their order, not sorted: the ancestor first.
+  for (const auto &p : places)
+    if (p.kind == ws::PlaceKind::Outside && p.contribution >= opt.outer_share) {
+      ex.add_outer(outer_starts(db, view), opt.outer_depth, p.key);
+      if (ex.size())
+        per_factor.push_back(ex.take());
+      break;
+    }
   int from_factors = 0, from_places = 0;
   for (const auto &f : ws::top_factors(db, run.id, 4 * k)) {
     if (from_factors == k)
@@ -381,7 +418,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
 
   // Admit candidates in order while the prediction fits.
   const double kept = predicted;
-  std::vector<std::pair<FunctionId, std::string>> additions;
+  std::vector<const Candidate *> additions;
   for (std::size_t i = 0; i < candidates.size(); ++i) {
     const Candidate &c = candidates[i];
     double p = price_of[i];
@@ -398,7 +435,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
       continue;
     }
     predicted += p;
-    additions.push_back({c.function, c.factor});
+    additions.push_back(&c);
   }
   er.predicted_records = predicted;
   if (additions.empty()) {
@@ -424,13 +461,13 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     r.final = false; // expanding a final plan by hand: the next plan is not final
     next.push_back(std::move(r));
   }
-  for (const auto &[f, key] : additions) {
+  for (const Candidate *c : additions) {
     ws::PlanRow r;
-    r.function = f;
-    r.reason = ws::PlanReason::Expand;
-    r.factor = key;
+    r.function = c->function;
+    r.reason = c->reason;
+    r.factor = c->factor;
     next.push_back(std::move(r));
-    er.added.push_back(f);
+    er.added.push_back(c->function);
   }
   ws::write_plan(db, iteration + 1, next);
   ws::write_plan_cost(db, {iteration + 1, kept, predicted - kept, er.budget_records});

@@ -112,7 +112,10 @@ Answer deepest_answer(ws::Database &db, int iteration, double answer_share) {
   std::set<FunctionId> best_chain; // every function from the root down to it
   for (const auto &run : ws::latest_runs_upto(db, iteration)) {
     for (const auto &p : ws::places_of(db, run.id)) {
-      if (p.kind == ws::PlaceKind::Wait || p.contribution < answer_share)
+      // a wait is answered by the work behind it; time outside every probed function names
+      // no code (the upward expansion probes its outer frames)
+      if (p.kind == ws::PlaceKind::Wait || p.kind == ws::PlaceKind::Outside ||
+          p.contribution < answer_share)
         continue;
       // the run's answer: its best-ranked place that carries the threshold. Lower in the
       // static call graph is deeper. Heights tie inside a recursive component (PostgreSQL's

@@ -142,14 +142,16 @@ def vprof_tools(build_dir):
 
 def deepest_answer(db: sqlite3.Connection):
     """The planner's answer rule, read back from the workspace: each analysed iteration's
-    best-ranked place (not a wait) carrying >= 10 % of Var(L); the deepest of them (highest
-    specificity, then the larger contribution). Returns (iteration, key, contribution)."""
+    best-ranked place (not a wait, not the time outside probed functions) carrying >= 10 % of
+    Var(L); the deepest of them (highest specificity, then the larger contribution). Returns
+    (iteration, key, contribution)."""
     best = None
     for run, iteration in db.execute(
             "SELECT MAX(id), iteration FROM analysis_runs GROUP BY iteration"):
         row = db.execute(
             "SELECT key, contribution, specificity FROM places WHERE run = ? AND label = '' "
-            "AND place_kind != 'wait' AND contribution >= 0.1 ORDER BY rank LIMIT 1",
+            "AND place_kind NOT IN ('wait', 'outside') AND contribution >= 0.1 ORDER BY rank "
+            "LIMIT 1",
             (run,)).fetchone()
         if row and (best is None or (row[2], row[1]) > (best[3], best[2])):
             best = (iteration, row[0], row[1], row[2])

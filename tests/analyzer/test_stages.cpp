@@ -116,7 +116,9 @@ TEST(Stages, PlacesMergeCallsWithTheirCalleeAndNameWaitsAndOutsideCalls) {
   name_nodes(eo, facts, res);
   PlaceTable pt = assign_places(res, facts);
   auto key_of = [&](int node) { return pt.place_of[node] < 0 ? "" : pt.key[pt.place_of[node]]; };
-  EXPECT_EQ(pt.place_of[0], -1);
+  EXPECT_EQ(key_of(0), "o:outside") << "the root's body: time outside every probed function";
+  EXPECT_EQ(pt.kind[pt.place_of[0]], Place::Kind::Outside);
+  EXPECT_EQ(pt.name[pt.place_of[0]], "outside probed functions");
   EXPECT_EQ(key_of(1), "f:10");
   EXPECT_EQ(key_of(2), "f:11");
   EXPECT_EQ(key_of(6), "f:11") << "two call sites of one function: one place";
@@ -217,7 +219,7 @@ TEST(Stages, RowsHoldTheTimeMatricesDoublesAndOnlyTouchedNodes) {
                                                 "fsync()",
                                                 "fsync()", "x:fsync@12", "fsync() in flush",
                                                 pt.name[pt.place_of[3]]}));
-  EXPECT_EQ(nodes[0][7], ""); // the root has no place
+  EXPECT_EQ(nodes[0][7], "o:outside"); // the root's body: outside probed functions
   ASSERT_EQ(ivs.size(), 2u);
   EXPECT_EQ(ivs[1][0], "101");
   EXPECT_EQ(ivs[1][1], "GET");
@@ -287,6 +289,75 @@ TEST(Stages, NoiseFloorMovesWhatIsBelowItBehind) {
   quiet.factors[0].share_hi = 0.001;
   apply_noise_floor(quiet, order, 0.01);
   EXPECT_DOUBLE_EQ(quiet.noise_floor, 0.01);
+}
+
+// The root's body is the place "outside probed functions": an interval's own time where no
+// probed frame is open (an event loop's work between a command's processing and its reply,
+// above the annotated functions). Its share and contribution are those of the root's self
+// time, the places' contributions sum to 1, and its specificity is one level: it outranks
+// the roots' own places, a place below them explaining more outranks it.
+TEST(Stages, TimeOutsideEveryProbedFunctionIsAPlace) {
+  EngineOutput eo;
+  eo.nodes = {{kNoParent, 0}, {0, 1}, {1, 2}}; // root -> serve's body -> a call of parse
+  eo.ticks_per_second = 1e9;
+  DbFacts facts;
+  facts.have = true;
+  facts.H = 2;
+  facts.sites[1] = body_site(10, "serve", 2, true);
+  facts.sites[2] = call_site(10, "serve", 11, "parse", 1, false);
+  // interval i: outside 10 + 6 (i % 4), serve's own time 5 + (i % 3), parse 3 + 2 (i % 2)
+  for (std::uint32_t i = 0; i < 24; ++i) {
+    IntervalRec r{};
+    r.id = i + 1;
+    r.times_off = eo.times.size();
+    eo.times.push_back({0, 10 + 6 * (i % 4)});
+    eo.times.push_back({1, 5 + (i % 3)});
+    eo.times.push_back({2, 3 + 2 * (i % 2)});
+    r.times_n = 3;
+    eo.intervals.push_back(r);
+  }
+  AnalysisResult res;
+  name_nodes(eo, facts, res);
+  NodeFacts nf = heights_and_specificity(facts, res);
+  PlaceTable pt = assign_places(res, facts);
+  GroupTimes gt = group_times(eo, interval_groups(eo, 2)[0].intervals);
+  GroupResult gr;
+  gr.latency = latency_stats(gt.L);
+  AnalyzeOptions opt;
+  place_stats(nf, pt, gt, opt, gr);
+  ASSERT_EQ(gr.places.size(), 3u);
+  const Place *outside = nullptr;
+  double contributions = 0;
+  for (const auto &p : gr.places) {
+    contributions += p.contribution;
+    if (p.key == "o:outside")
+      outside = &p;
+  }
+  ASSERT_NE(outside, nullptr);
+  EXPECT_EQ(outside->kind, Place::Kind::Outside);
+  EXPECT_EQ(outside->name, "outside probed functions");
+  EXPECT_EQ(outside->node, 0);
+  EXPECT_EQ(outside->function, 0);
+  const Eigen::VectorXd x = gt.S.col(0);
+  const double varL = gr.latency.var_ns2;
+  const double mean = x.mean();
+  const double var = (x.array() - mean).square().sum() / static_cast<double>(x.size());
+  EXPECT_NEAR(outside->mean_ns, 19.0, 1e-9); // 10 + 6 * 1.5
+  EXPECT_NEAR(outside->share, var / varL, 1e-9);
+  EXPECT_NEAR(contributions, 1.0, 1e-9) << "the places partition L: their contributions sum to 1";
+  EXPECT_GT(outside->contribution, 0.5);
+  EXPECT_DOUBLE_EQ(outside->specificity, kOutsideSpecificity);
+  EXPECT_EQ(gr.places.front().key, "o:outside") << "it explains most and serve's spec is 0";
+  // an interval that never leaves the probed frames has no such place
+  for (auto &t : eo.times)
+    if (t.node == 0)
+      t.ticks = 0;
+  GroupTimes inside = group_times(eo, interval_groups(eo, 2)[0].intervals);
+  GroupResult gi;
+  gi.latency = latency_stats(inside.L);
+  place_stats(nf, pt, inside, opt, gi);
+  for (const auto &p : gi.places)
+    EXPECT_NE(p.key, "o:outside");
 }
 
 // What-if of a variance term: L' = L - X + mean(X); with L = X + Y, Var(L') = Var(Y).

@@ -412,3 +412,46 @@ TEST(Variance, ExpandSkipsTopFactorsWithNothingToAdd) {
   ASSERT_TRUE(st.step());
   EXPECT_EQ(st.int64(0), 1) << "f, below the second factor, must be planned";
 }
+
+// An event loop's interval: begun where a command is processed (site 1), ended where its
+// reply is written (site 2), and between them the loop's own work in no probed function
+// (g ticks). That time is the place "outside probed functions": its mean, share and
+// contribution are those of the gaps, and the places' contributions sum to 1.
+TEST(Variance, TimeOutsideEveryProbedFunctionIsAPlaceOfTheReport) {
+  auto dir = fresh_dir("outside");
+  TraceBuilder b(1);
+  auto &t = b.thread(1);
+  std::uint64_t now = 0, id = 1;
+  std::vector<double> gaps, L;
+  for (int i = 0; i < 60; ++i) {
+    const std::uint64_t xa = 5 + i % 3, g = 20 + (i * 37) % 200, xb = 4 + i % 5;
+    t.emit(VPROF_REC_INTERVAL_BEGIN, id, now);
+    t.enter(1, now, 1).exit(1, now + xa, 1);
+    t.enter(2, now + xa + g, 1).exit(2, now + xa + g + xb, 1);
+    now += xa + g + xb;
+    t.emit(VPROF_REC_INTERVAL_END, id++, now);
+    now += 50;
+    gaps.push_back(static_cast<double>(g));
+    L.push_back(static_cast<double>(xa + g + xb));
+  }
+  b.write(dir);
+  auto r = va::analyze(dir, nullptr, {});
+  ASSERT_EQ(r.groups.size(), 1u);
+  const auto &g = r.groups[0];
+  ASSERT_FALSE(g.places.empty());
+  const va::Place &top = g.places.front();
+  EXPECT_EQ(top.key, "o:outside");
+  EXPECT_EQ(top.name, "outside probed functions");
+  EXPECT_EQ(top.kind, va::Place::Kind::Outside);
+  double mean = 0;
+  for (double x : gaps)
+    mean += x / static_cast<double>(gaps.size());
+  EXPECT_NEAR(top.mean_ns, mean, 1e-6);
+  EXPECT_NEAR(top.share, pop_var(gaps) / pop_var(L), 1e-9);
+  EXPECT_GT(top.contribution, 0.9);
+  double sum = 0;
+  for (const auto &p : g.places)
+    sum += p.contribution;
+  EXPECT_NEAR(sum, 1.0, 1e-9) << "the places partition L";
+  EXPECT_TRUE(g.waits.empty());
+}

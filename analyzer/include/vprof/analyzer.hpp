@@ -123,14 +123,14 @@ struct Factor {
 // own path ("") or as the waker's work of a wait on it. docs/statistics.md, "Places".
 struct Place {
   std::string key;           // "f:<function id>", "x:<callee>@<caller id>", "s:<site>",
-                             // "w:<kind>@<enclosing key>"
+                             // "w:<kind>@<enclosing key>", "o:outside"
   std::string name;          // display
   std::int64_t function = 0; // the function behind it (0: outside the program, a wait)
   int contexts = 0;          // tree nodes merged into it (in this group)
   double mean_ns = 0, var_ns2 = 0;
   double share = 0;        // Var(X_p) / Var(L)
-  double contribution = 0; // Cov(X_p, L) / Var(L): all places, untracked time and the
-                           // root's body sum to 1
+  double contribution = 0; // Cov(X_p, L) / Var(L): all places (the root's body is the
+                           // place "outside probed functions") and untracked time sum to 1
   double specificity = 0;
   double score = 0;           // specificity x contribution (Ranking::Net) or x share (VProfiler)
   double vprofiler_score = 0; // specificity x share, whichever ranking is used
@@ -138,7 +138,9 @@ struct Place {
   std::vector<std::pair<std::string, double>> via; // (wait place name or "", contribution)
   // What the key says, typed: the kind, the function that makes the call or waits (Call,
   // Wait), the site of an unknown site, and the tree node (context) carrying most of it.
-  enum class Kind { Function, Call, Site, Wait } kind = Kind::Function;
+  // Outside: the interval's own time outside every probed function (the root's body, node
+  // 0): the code above the roots, "outside probed functions" (docs/statistics.md).
+  enum class Kind { Function, Call, Site, Wait, Outside } kind = Kind::Function;
   std::int64_t holder = 0;
   std::int64_t site = 0;
   int node = -1;

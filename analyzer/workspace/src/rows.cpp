@@ -211,6 +211,8 @@ const char *reason_text(PlanReason r) {
     return "expand";
   case PlanReason::Answer:
     return "answer";
+  case PlanReason::Outer:
+    return "outer";
   case PlanReason::User:
     break;
   }
@@ -219,7 +221,7 @@ const char *reason_text(PlanReason r) {
 
 std::optional<PlanReason> reason_from_text(const std::string &s) {
   for (auto r : {PlanReason::Root, PlanReason::Depth, PlanReason::Expand, PlanReason::Answer,
-                 PlanReason::User})
+                 PlanReason::Outer, PlanReason::User})
     if (s == reason_text(r))
       return r;
   return std::nullopt;
@@ -426,6 +428,8 @@ const char *place_kind_text(PlaceKind k) {
     return "site";
   case PlaceKind::Wait:
     return "wait";
+  case PlaceKind::Outside:
+    return "outside";
   case PlaceKind::Function:
     break;
   }
@@ -490,10 +494,11 @@ std::vector<PlaceRow> places_of(Database &db, RunId run) {
       p.key = st.text(1);
       p.name = st.text(2);
       std::string kind = st.text(3);
-      p.kind = kind == "call"   ? PlaceKind::Call
-               : kind == "site" ? PlaceKind::Site
-               : kind == "wait" ? PlaceKind::Wait
-                                : PlaceKind::Function;
+      p.kind = kind == "call"      ? PlaceKind::Call
+               : kind == "site"    ? PlaceKind::Site
+               : kind == "wait"    ? PlaceKind::Wait
+               : kind == "outside" ? PlaceKind::Outside
+                                   : PlaceKind::Function;
       p.function = or_zero(st, 4);
       p.holder = or_zero(st, 5);
       p.node = st.is_null(6) ? -1 : static_cast<int>(st.int64(6));

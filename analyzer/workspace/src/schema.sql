@@ -63,7 +63,7 @@ CREATE TABLE IF NOT EXISTS sites(
 CREATE TABLE IF NOT EXISTS plans(
   iteration INTEGER NOT NULL,
   function  INTEGER NOT NULL REFERENCES functions(id),
-  reason    TEXT NOT NULL,                -- root|depth|expand|answer|user
+  reason    TEXT NOT NULL,                -- root|depth|expand|answer|outer|user
   factor    TEXT,                         -- expand: the factor (or place) key that added it
   final     INTEGER NOT NULL DEFAULT 0,   -- 1: a final plan (what the loop's answer keeps)
   PRIMARY KEY(iteration, function)
@@ -175,7 +175,7 @@ CREATE TABLE IF NOT EXISTS places(
   run INTEGER NOT NULL REFERENCES analysis_runs(id) ON DELETE CASCADE,
   label TEXT NOT NULL,
   rank INTEGER NOT NULL,        -- 1 = highest score
-  key TEXT NOT NULL,            -- f:<function> | x:<callee>@<caller> | s:<site> | w:<kind>@<enclosing key>
+  key TEXT NOT NULL,            -- f:<function> | x:<callee>@<caller> | s:<site> | w:<kind>@<enclosing key> | o:outside
   name TEXT NOT NULL,
   function INTEGER,             -- functions.id behind it (NULL: outside the program, a wait)
   contexts INTEGER NOT NULL,    -- tree nodes merged
@@ -185,7 +185,7 @@ CREATE TABLE IF NOT EXISTS places(
   specificity REAL NOT NULL, score REAL NOT NULL,
   waker INTEGER NOT NULL,       -- 1: most of it is a waker's work (reached through a wake-up edge)
   via TEXT NOT NULL,            -- its contribution by way: "own path=0.02; [wait:cond] in f=0.26"
-  place_kind TEXT NOT NULL DEFAULT 'function', -- function|call|site|wait
+  place_kind TEXT NOT NULL DEFAULT 'function', -- function|call|site|wait|outside
   holder INTEGER,               -- call, wait: the function whose code makes the call or waits
   node INTEGER,                 -- tree_nodes.node of the context carrying most of it
   vprofiler_score REAL NOT NULL DEFAULT 0, -- specificity x share (VProfiler's score)

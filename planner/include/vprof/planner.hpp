@@ -116,6 +116,11 @@ struct ExpandOptions {
   double keep_share = 0.01;
   // Predictions are scaled by how far they fell short (at least 1, at most this; 1: never).
   double max_calibration = 20;
+  // The place "outside probed functions" (the interval's own time where no probed frame is
+  // open) reaching this contribution to Var(L) expands upward: the outer frames join the
+  // next plan first (reason Outer), with their callees within outer_depth call edges.
+  double outer_share = 0.20;
+  int outer_depth = 1;
 };
 
 // A function the budget kept out of the next plan (it stays timed at its call sites).
@@ -151,6 +156,26 @@ struct ExpandResult {
 // admits nothing, or when iteration + 1 >= max_iterations. Throws PlanError when the
 // iteration has no stored run.
 ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt);
+
+// ---- the outer frames ---------------------------------------------------------------
+
+// The functions above the frames an interval's time was seen in, from the static call graph
+// (docs/planner.md, "Upward expansion").
+struct OuterFrames {
+  std::vector<FunctionId> ancestors; // the starts' nearest common ancestor(s)
+  std::vector<FunctionId> chains;    // on the shortest call paths from them down to the starts
+  std::vector<FunctionId> callees;   // defined callees of both within `depth` edges, not above
+};
+// Goes up the callers of `starts` (the outermost probed frames of the intervals, else the
+// annotated functions): the defined functions that reach every start by the fewest call
+// edges in all (ties: all of them) are the ancestors, the functions on those shortest paths
+// the chains. A start that is itself the nearest common ancestor (one start, or one calling
+// the others) gives its callers instead: the intervals' time outside it is above it. Starts
+// with no common ancestor give their callers. The walk never goes above `main` nor more
+// than kMaxOuterLevels call edges; a thread's entry function has no callers and ends it too.
+// Functions without a probeable body are left out; the result may hold planned functions.
+inline constexpr int kMaxOuterLevels = 12;
+OuterFrames outer_frames(ws::Database &db, const std::vector<FunctionId> &starts, int depth);
 
 // ---- the final plan -----------------------------------------------------------------
 

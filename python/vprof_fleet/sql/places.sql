@@ -1,8 +1,8 @@
 -- The places table per interval type (docs/fleet.md; docs/statistics.md, "Places"): a place's
 -- time in an interval is the sum of the body times B of its nodes (all its calling contexts,
 -- the waker's contexts below waits included), X_p(s) = sum B_n(s); its share is
--- Var(X_p) / Var(L) and its contribution Cov(X_p, L) / Var(L) (over all places, untracked
--- time and the root's body, the contributions sum to 1). Moments as in nodes.sql: centred by
+-- Var(X_p) / Var(L) and its contribution Cov(X_p, L) / Var(L) (over all places — the root's
+-- body among them, "outside probed functions" — and untracked time, they sum to 1). Moments as in nodes.sql: centred by
 -- the group's means, intervals without the place adding X = 0 through the (n - k) terms.
 -- Standard SQL over the tables intervals and node_times.
 WITH grouped AS (

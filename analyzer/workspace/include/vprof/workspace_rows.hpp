@@ -86,8 +86,10 @@ std::vector<CallTarget> call_targets(Database &db, SiteId site);
 
 // ---- plans ------------------------------------------------------------------------
 
-// Why a function is in a plan.
-enum class PlanReason { Root, Depth, Expand, Answer, User };
+// Why a function is in a plan. Outer: an outer frame of the intervals (a caller above the
+// annotated functions, up to their nearest common ancestor, or a callee of those), planned
+// when the interval's time outside every probed function carried Var(L) (docs/planner.md).
+enum class PlanReason { Root, Depth, Expand, Answer, Outer, User };
 const char *reason_text(PlanReason r);
 std::optional<PlanReason> reason_from_text(const std::string &s);
 
@@ -179,8 +181,10 @@ struct FactorRow {
 // The best-ranked factors of all intervals of a run.
 std::vector<FactorRow> top_factors(Database &db, RunId run, int limit);
 
-enum class PlaceKind { Function, Call, Site, Wait };
-// "function", "call", "site", "wait": places.place_kind.
+// Outside: the interval's own time outside every probed function (the root's body), the
+// code above the roots.
+enum class PlaceKind { Function, Call, Site, Wait, Outside };
+// "function", "call", "site", "wait", "outside": places.place_kind.
 const char *place_kind_text(PlaceKind k);
 struct PlaceRow {
   int rank = 0;
