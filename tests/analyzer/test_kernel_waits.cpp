@@ -465,3 +465,27 @@ TEST(KernelWaits, ClockConversionAcrossTwoProcesses) {
   EXPECT_EQ(kb[0].waker, 0) << "the waker tid 100 is stream 0";
   EXPECT_EQ(t.sched()[0].unknown_tid, 1u);
 }
+
+TEST(KernelWaits, SeveralHostsTheFileBelongsToItsDirectory) {
+  // the same pid and tid on two hosts; only the second directory has a sched.vpk
+  auto a = fresh_dir("host-a"), b = fresh_dir("host-b");
+  TraceBuilder ta(1), tb(1, 3000000);
+  ta.realtime(5000000000ull);
+  tb.realtime(5000001000ull); // started 1 µs later by the wall clock
+  ta.thread(1).enter(1, 0, 1).exit(1, 1000, 1);
+  tb.thread(1).enter(2, 0, 1).enter(3, 100, 2).exit(3, 150, 2).exit(2, 1000, 1);
+  ta.write(a);
+  tb.write(b);
+  SchedBuilder().sleep(100, 1, 1, SYS_futex).run(150, 1, 1).write(b);
+  auto t = vprof::trace::Trace::open(std::vector<fs::path>{a, b});
+  ASSERT_EQ(t.streams().size(), 2u);
+  ASSERT_EQ(t.sched().size(), 1u);
+  EXPECT_EQ(t.sched()[0].host, 1u);
+  EXPECT_TRUE(t.kernel_events(0).empty()) << "not the first directory's thread";
+  auto ev = t.kernel_events(1);
+  ASSERT_EQ(ev.size(), 2u);
+  const auto &s = t.streams()[1];
+  // on the time line exactly where the second host's records of those times are
+  EXPECT_EQ(ev[0].t, static_cast<std::int64_t>(t.run_ticks(s, s.records()[1])));
+  EXPECT_EQ(ev[1].t, static_cast<std::int64_t>(t.run_ticks(s, s.records()[2])));
+}

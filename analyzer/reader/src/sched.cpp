@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <unordered_map>
@@ -298,12 +299,12 @@ std::int64_t Trace::sched_run_ticks(std::uint32_t host, std::uint32_t pid, std::
     return 0;
   const StreamInfo &si = s->info();
   // CLOCK_MONOTONIC ns -> ticks since the process's base -> run ticks
-  const auto dns = static_cast<__int128>(static_cast<std::int64_t>(ns - si.base_monotonic_ns));
-  const double rel =
-      static_cast<double>(dns * static_cast<__int128>(si.ticks_per_second) / 1000000000) *
-      s->run_scale();
-  const double t = static_cast<double>(s->run_offset()) + std::clamp(rel, -0x1p61, 0x1p61);
-  return static_cast<std::int64_t>(std::max(0.0, t));
+  // (long double: exact for the ns and frequencies of real runs, no overflow for any header)
+  const auto dns = static_cast<long double>(static_cast<std::int64_t>(ns - si.base_monotonic_ns));
+  const long double rel = std::roundl(dns * static_cast<long double>(si.ticks_per_second) / 1e9L);
+  const double t = static_cast<double>(s->run_offset()) +
+                   std::clamp(static_cast<double>(rel) * s->run_scale(), -0x1p61, 0x1p61);
+  return static_cast<std::int64_t>(std::max(0.0, std::round(t)));
 }
 
 void Trace::place_kernel_events() {
