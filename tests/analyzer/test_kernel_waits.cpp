@@ -160,7 +160,9 @@ TEST(KernelWaits, PseudoWakersNameWhatWokeTheWait) {
                         {SYS_epoll_wait, 77, true, "poll", "net-receive"},
                         {SYS_read, 999, false, "read", "other-process"},
                         {SYS_nanosleep, 0, true, "sleep", "timer"},
-                        {SYS_futex, 999, false, "futex", "other-process"}};
+                        {SYS_futex, 999, false, "futex", "other-process"},
+                        // an interrupt that arrived while the traced T2 ran: T2 is no waker
+                        {SYS_recvfrom, 2, true, "read", "net-receive"}};
   auto dir = fresh_dir("pseudo");
   TraceBuilder b(1);
   SchedBuilder s;
@@ -175,6 +177,7 @@ TEST(KernelWaits, PseudoWakersNameWhatWokeTheWait) {
         .wake(t0 + 40, 1, 1, cases[i].waker, cases[i].waker ? 555 : 0, cases[i].irq)
         .run(t0 + 45, 1, 1);
   }
+  b.thread(2).enter(9, 0, 1).exit(9, t0, 1);
   b.write(dir);
   s.write(dir);
   auto eo = run(dir);
@@ -182,7 +185,7 @@ TEST(KernelWaits, PseudoWakersNameWhatWokeTheWait) {
   EXPECT_EQ(eo.kernel_waits, std::size(cases));
   EXPECT_EQ(eo.kernel_edges, 0u);
   EXPECT_EQ(eo.pseudo_waits[kPseudoIo], 2u);
-  EXPECT_EQ(eo.pseudo_waits[kPseudoNet], 2u);
+  EXPECT_EQ(eo.pseudo_waits[kPseudoNet], 3u);
   EXPECT_EQ(eo.pseudo_waits[kPseudoProcess], 2u);
   EXPECT_EQ(eo.pseudo_waits[kPseudoTimer], 1u);
   for (std::size_t i = 0; i < std::size(cases); ++i) {
@@ -208,7 +211,7 @@ TEST(KernelWaits, PseudoWakersNameWhatWokeTheWait) {
   EXPECT_EQ(res.kernel.waits, std::size(cases));
   EXPECT_EQ(res.kernel.io_device, 2u);
   const std::string text = vprof::analyzer::render_text(res);
-  EXPECT_NE(text.find("7 kernel waits (0 woken by traced threads; [io] block device 2"),
+  EXPECT_NE(text.find("8 kernel waits (0 woken by traced threads; [io] block device 2"),
             std::string::npos)
       << text;
   const std::string json = vprof::analyzer::render_json(res);

@@ -346,7 +346,8 @@ void Trace::place_kernel_events() {
       e.other_pid = r.other_pid;
       if (r.kind == VPROF_SCHED_SLEEP)
         e.syscall = vprof_sched_syscall(&r);
-      if (r.kind == VPROF_SCHED_WAKE)
+      // in interrupt context the task `other` names was only interrupted: no waker
+      if (r.kind == VPROF_SCHED_WAKE && !(r.flags & VPROF_SCHED_WAKER_IRQ))
         e.waker = tids.find(r.other, r.other_pid, times[k]);
       kernel_events_[static_cast<std::size_t>(th)].push_back(e);
     }

@@ -135,23 +135,17 @@ static __inline__ int32_t vprof_sched_syscall(const vprof_sched_record *r) {
   uint32_t nr = r->arg & 0xffffu;
   return nr == VPROF_SCHED_NO_SYSCALL ? -1 : (int32_t)nr;
 }
-static __inline__ uint32_t vprof_sched_state(const vprof_sched_record *r) {
-  return r->arg >> 16;
-}
+static __inline__ uint32_t vprof_sched_state(const vprof_sched_record *r) { return r->arg >> 16; }
 
 #ifdef __cplusplus
 } /* extern "C" */
-static_assert(sizeof(vprof_sched_header) == VPROF_SCHED_HEADER_SIZE,
-              "sched header is 128 bytes");
+static_assert(sizeof(vprof_sched_header) == VPROF_SCHED_HEADER_SIZE, "sched header is 128 bytes");
 static_assert(sizeof(vprof_sched_record) == VPROF_SCHED_RECORD_SIZE, "sched record is 32 bytes");
 #else
-typedef char vprof_assert_sched_header_size_[sizeof(vprof_sched_header) ==
-                                                     VPROF_SCHED_HEADER_SIZE
-                                                 ? 1
-                                                 : -1];
 typedef char
-    vprof_assert_sched_record_size_[sizeof(vprof_sched_record) == VPROF_SCHED_RECORD_SIZE ? 1
-                                                                                         : -1];
+    vprof_assert_sched_header_size_[sizeof(vprof_sched_header) == VPROF_SCHED_HEADER_SIZE ? 1 : -1];
+typedef char
+    vprof_assert_sched_record_size_[sizeof(vprof_sched_record) == VPROF_SCHED_RECORD_SIZE ? 1 : -1];
 #endif
 
 #endif /* VPROF_SCHED_FORMAT_H */
