@@ -358,6 +358,11 @@ private:
       close_run(th, t, t);
   }
   void register_trunc(std::int64_t t) { truncs_.push_back(t); }
+  // A truncation point at t unless it would break the list's time order (a clamped time).
+  void register_trunc_ordered(std::int64_t t) {
+    if (truncs_.empty() || t >= truncs_.back())
+      truncs_.push_back(t);
+  }
 
   // The index in out_.labels of a label id of the thread's process (its text from the
   // process's labels file; "label#N" when unknown).
@@ -539,7 +544,7 @@ private:
   void undo_kernel_wait(Thread &th) {
     th.waiting = false;
     th.kwait = false;
-    th.last_t = th.wb;
+    th.t0 = th.last_t = th.wb; // (a walk may have split the wait: its rest only)
     th.kresume = true;
     th.kresume_kind = th.wkind;
     --out_.kernel_waits;
@@ -611,6 +616,7 @@ private:
   bool kernel_end_early(Thread &th, std::int64_t t, std::int32_t &src, std::int64_t &r,
                         std::uint8_t &pseudo);
   void kernel_fill(Thread &th, std::int64_t t, std::int32_t &src, std::int64_t &r);
+  std::int64_t cuttable_release(std::int32_t src, std::int64_t r, std::int64_t t);
   void note_kernel_waker(Thread &th, const trace::KernelEvent &ev, std::int32_t ti) {
     if (th.waiting && !th.kwait && ev.kind == VPROF_SCHED_WAKE && ev.waker >= 0 && ev.waker != ti &&
         ev.t >= th.wb) {
@@ -1185,15 +1191,30 @@ bool Engine::kernel_end_early(Thread &th, std::int64_t t, std::int32_t &src, std
     }
   if (!th.kwoken && (run == th.kn || th.kev[run].t - t > t - th.wb))
     return false;
+  bool peeked = false;
   for (; run < th.kn && th.kpos <= run; ++th.kpos) // up to the RUN: its WAKE
     if (th.kev[th.kpos].kind == VPROF_SCHED_WAKE && !th.kwoken) {
       th.kwoken = true;
       th.kwake = th.kev[th.kpos];
+      peeked = true;
     }
   if (run < th.kn)
     th.ksleep = false;
   kernel_waker(th, t, src, r, pseudo);
+  if (peeked && src >= 0)
+    r = cuttable_release(src, r, t);
   return true;
+}
+
+// A release time r <= t taken from a WAKE not processed yet: no truncation point marks it
+// on the waker's timeline, which may have run past it. The walk cuts the waker there, so it
+// must be a segment boundary: not before the waker's last event (at most t), published.
+std::int64_t Engine::cuttable_release(std::int32_t src, std::int64_t r, std::int64_t t) {
+  const Thread &w = threads_[static_cast<std::size_t>(src)];
+  if (w.started)
+    r = std::max(r, std::min(w.last_t, t));
+  register_trunc_ordered(r);
+  return r;
 }
 
 // An interposed or marked wait whose records found no waker: the kernel's traced waker of
@@ -1203,7 +1224,8 @@ void Engine::kernel_fill(Thread &th, std::int64_t t, std::int32_t &src, std::int
   if (th.kwait || !th.waiting)
     return;
   const auto self = static_cast<std::int32_t>(&th - threads_.data());
-  if (th.iw_src < 0)
+  const bool peek = th.iw_src < 0;
+  if (peek)
     for (std::size_t j = th.kpos; j < th.kn && th.kev[j].t <= t + skew_; ++j) {
       if (th.kev[j].kind == VPROF_SCHED_SLEEP)
         break;
@@ -1215,6 +1237,8 @@ void Engine::kernel_fill(Thread &th, std::int64_t t, std::int32_t &src, std::int
     return;
   src = th.iw_src;
   r = std::min(th.iw_r, t);
+  if (peek)
+    r = cuttable_release(src, r, t);
   th.iw_src = -1;
   ++out_.kernel_filled;
 }
@@ -1245,6 +1269,10 @@ void Engine::kernel(std::int32_t ti, const trace::KernelEvent &ev) {
     }
     break;
   case VPROF_SCHED_WAKE:
+    // a wake-up by a traced thread of a waiting thread may become an edge: the walk will
+    // cut the waker's timeline at its time
+    if (ev.waker >= 0 && ev.waker != ti && (th.ksleep || th.waiting))
+      register_trunc_ordered(ev.t);
     if (th.ksleep && !th.kwoken) {
       th.kwoken = true;
       th.kwake = ev;

@@ -4,6 +4,7 @@
 // conversion (docs/analyzer.md, "Kernel waits").
 #include "engine.hpp"
 #include "sched_builder.hpp"
+#include "timeline_gen.hpp"
 #include "trace_builder.hpp"
 #include "vprof/analyzer.hpp"
 #include "vprof/trace_reader.hpp"
@@ -12,6 +13,7 @@
 
 #include <cstring>
 #include <map>
+#include <random>
 #include <set>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -491,4 +493,43 @@ TEST(KernelWaits, SeveralHostsTheFileBelongsToItsDirectory) {
   // on the time line exactly where the second host's records of those times are
   EXPECT_EQ(ev[0].t, static_cast<std::int64_t>(t.run_ticks(s, s.records()[1])));
   EXPECT_EQ(ev[1].t, static_cast<std::int64_t>(t.run_ticks(s, s.records()[2])));
+}
+
+TEST(KernelWaits, RandomKernelEventsOverRandomTimelinesKeepEveryPathExact) {
+  // The property test's timelines (timeline_gen.hpp) with random scheduler events laid over
+  // them, at odds with the records on purpose: sleeps inside interposed waits and across
+  // probes, lost WAKEs and RUNs, wakers traced, untraced, idle or in interrupts. The engine
+  // must clamp and count, never throw, and keep every path summing to its latency.
+  std::uint64_t waits = 0, edges = 0, clamped = 0, filled = 0;
+  for (std::uint64_t seed = 1; seed <= 400; ++seed) {
+    auto dir = fresh_dir("random");
+    vprof::testing::random_timeline(seed).write(dir);
+    std::mt19937_64 rng(seed * 7919);
+    auto pick = [&](std::uint64_t n) { return rng() % n; };
+    SchedBuilder s;
+    for (std::uint32_t tid = 1; tid <= 4; ++tid)
+      for (std::uint64_t k = 0, n = pick(8); k < n; ++k) {
+        std::uint64_t t = pick(260), d1 = pick(30), d2 = pick(5);
+        const std::int64_t calls[] = {SYS_futex, SYS_read, SYS_fdatasync, SYS_nanosleep, -1};
+        s.sleep(t, tid, 1, calls[pick(5)]);
+        if (pick(10))
+          s.wake(t + d1, tid, 1, static_cast<std::uint32_t>(pick(6)), 1, pick(4) == 0);
+        if (pick(10))
+          s.run(t + d1 + d2, tid, 1);
+      }
+    s.write(dir, pick(2) == 0);
+    auto trace = vprof::trace::Trace::open(dir);
+    EngineOutput eo;
+    ASSERT_NO_THROW(eo = run_engine(trace, {})) << "seed " << seed;
+    ASSERT_EQ(eo.path_sum_mismatches, 0u) << "seed " << seed;
+    EXPECT_EQ(eo.inexact_splits, 0u) << "seed " << seed;
+    waits += eo.kernel_waits;
+    edges += eo.kernel_edges;
+    clamped += eo.kernel_clamped;
+    filled += eo.kernel_filled;
+  }
+  EXPECT_GT(waits, 400u);
+  EXPECT_GT(edges, 100u);
+  EXPECT_GT(clamped, 100u);
+  EXPECT_GT(filled, 10u);
 }
