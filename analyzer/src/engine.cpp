@@ -1213,6 +1213,8 @@ std::int64_t Engine::cuttable_release(std::int32_t src, std::int64_t r, std::int
   const Thread &w = threads_[static_cast<std::size_t>(src)];
   if (w.started)
     r = std::max(r, std::min(w.last_t, t));
+  if (!truncs_.empty())
+    r = std::max(r, std::min(truncs_.back(), t));
   register_trunc_ordered(r);
   return r;
 }
@@ -1340,8 +1342,14 @@ EngineOutput Engine::run() {
   out_.sched_files = tr_.sched().size();
   for (const auto &sf : tr_.sched())
     out_.sched_lost += sf.lost;
-  auto key_of = [](const Thread &th) {
+  // In a kernel wait the thread's next probe is a sync point too: it may end the wait and
+  // make an edge, which must happen in time order with the other threads.
+  auto probe_time = [](const Thread &th) {
+    return th.waiting && th.kwait && th.pos < th.next_sync ? th.time_of(th.pos) : kInf;
+  };
+  auto key_of = [&](const Thread &th) {
     std::int64_t ts = th.next_sync < th.n ? th.time_of(th.next_sync) : kInf;
+    ts = std::min(ts, probe_time(th));
     return th.kpos < th.kn ? std::min(ts, th.kev[th.kpos].t) : ts;
   };
   for (std::size_t i = 0; i < streams.size(); ++i) {
@@ -1374,6 +1382,15 @@ EngineOutput Engine::run() {
     auto [key, ti] = heap.top();
     heap.pop();
     Thread &th = threads_[ti];
+    if (const std::int64_t tp = probe_time(th);
+        tp < kInf && tp <= (th.kpos < th.kn ? th.kev[th.kpos].t : kInf) &&
+        tp < (th.next_sync < th.n ? th.time_of(th.next_sync) : kInf)) {
+      run_probes(th, th.next_sync, tp);
+      if (th.kresume)
+        resume_kernel_wait(th);
+      heap.push({key_of(th), ti});
+      continue;
+    }
     // a kernel event before the next sync record (at a tie: a SLEEP after the record, a
     // WAKE or RUN before it)
     if (th.kpos < th.kn) {
