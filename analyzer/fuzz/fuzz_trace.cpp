@@ -1,6 +1,8 @@
 // libFuzzer target for the trace reader (and, when built with VPROF_FUZZ_ANALYZE, the
 // whole analysis): the input becomes a trace directory on tmpfs; any outcome other than
 // success or a TraceError/AnalysisError is a bug. Build and run: analyzer/fuzz/run.sh.
+#include <vprof/sched_format.h>
+
 #include "vprof/trace_reader.hpp"
 #ifdef VPROF_FUZZ_ANALYZE
 #include "vprof/analyzer.hpp"
@@ -47,7 +49,9 @@ void put(const std::filesystem::path &p, const std::uint8_t *data, std::size_t n
 // more than one stream, two hosts: the odd streams go to a second trace directory, opened
 // together with the first (Trace::open of several directories, the clock alignment); then
 // the rest is split evenly into that many stream files; a trailing part after the byte
-// sequence "\n#labels\n" is <pid>.labels, after "\n#maps\n" is <pid>.maps.
+// sequence "\n#labels\n" is <pid>.labels, after "\n#maps\n" is <pid>.maps, after
+// "\n#sched\n" the kernel wake-up file's records behind a valid header (its first byte's bit
+// 0: closed) in the first directory.
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
   if (size < 1)
     return 0;
@@ -58,7 +62,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
       std::filesystem::remove(e.path());
   }
   std::string all(reinterpret_cast<const char *>(data + 1), size - 1);
-  std::string maps, labels;
+  std::string maps, labels, sched;
+  if (auto k = all.find("\n#sched\n"); k != std::string::npos) {
+    sched = all.substr(k + 8);
+    all.resize(k);
+  }
   if (auto m = all.find("\n#maps\n"); m != std::string::npos) {
     maps = all.substr(m + 7);
     all.resize(m);
@@ -79,6 +87,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     put(dir / "1.labels", reinterpret_cast<const std::uint8_t *>(labels.data()), labels.size());
   if (!maps.empty())
     put(dir / "1.maps", reinterpret_cast<const std::uint8_t *>(maps.data()), maps.size());
+  if (!sched.empty()) {
+    vprof_sched_header h;
+    std::memset(&h, 0, sizeof h);
+    std::memcpy(h.magic, VPROF_SCHED_MAGIC, VPROF_SCHED_MAGIC_SIZE);
+    h.version = VPROF_SCHED_VERSION;
+    h.header_size = VPROF_SCHED_HEADER_SIZE;
+    h.record_size = VPROF_SCHED_RECORD_SIZE;
+    h.flags = sched[0] & 1 ? VPROF_SCHED_CLOSED : 0;
+    h.records = (sched.size() - 1) / VPROF_SCHED_RECORD_SIZE;
+    std::string bytes(reinterpret_cast<const char *>(&h), sizeof h);
+    bytes += sched.substr(1);
+    put(dir / VPROF_SCHED_FILE_NAME, reinterpret_cast<const std::uint8_t *>(bytes.data()),
+        bytes.size());
+  }
   try {
     auto t = two_hosts ? vprof::trace::Trace::open(std::vector<std::filesystem::path>{dir, dir2})
                        : vprof::trace::Trace::open(dir);

@@ -293,6 +293,29 @@ void interval_mark_notes(const EngineOutput &eo, AnalysisResult &res) {
   add(eo.intervals_unmatched_end, " interval ends without a matching begin (ignored)");
 }
 
+// res.kernel from the engine's counters, with the reader's warnings about sched.vpk and a
+// loud one when its recorder lost events.
+void kernel_waits(const trace::Trace &tr, const EngineOutput &eo, AnalysisResult &res) {
+  KernelWaitStats &k = res.kernel;
+  k.files = eo.sched_files;
+  k.lost = eo.sched_lost;
+  k.waits = eo.kernel_waits;
+  k.edges = eo.kernel_edges;
+  k.filled = eo.kernel_filled;
+  k.clamped = eo.kernel_clamped;
+  k.io_device = eo.pseudo_waits[kPseudoIo];
+  k.net_receive = eo.pseudo_waits[kPseudoNet];
+  k.timer = eo.pseudo_waits[kPseudoTimer];
+  k.other_process = eo.pseudo_waits[kPseudoProcess];
+  for (const auto &w : tr.warnings())
+    res.warnings.push_back(w);
+  if (k.lost)
+    res.warnings.push_back(
+        "KERNEL EVENTS LOST: the kernel recorder lost " + std::to_string(k.lost) +
+        " scheduler records (its ring buffer was full): the waits they belonged to have no "
+        "kernel waker or end early; record again with a bigger --ring-mb");
+}
+
 AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   AnalysisResult res;
   res.trace_dir = tr.dir().string();
@@ -324,6 +347,7 @@ AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   res.intervals = eo.intervals.size();
   res.intervals_unfinished = eo.intervals_unfinished;
   res.wake_edges = eo.wake_edges;
+  kernel_waits(tr, eo, res);
   res.abandoned_frames = eo.abandoned_frames;
   res.path_sum_mismatches = eo.path_sum_mismatches;
   res.inexact_splits = eo.inexact_splits;
@@ -377,6 +401,14 @@ void name_nodes(const EngineOutput &eo, const DbFacts &facts, AnalysisResult &re
       n.kind = Node::Kind::Untracked;
       n.name = "(untracked)";
       n.path = prefix + "/untracked";
+    } else if (d.label >= kLabelWakerBase) {
+      // what woke a kernel wait when no traced thread did: a wait-kind node below it
+      const auto p = static_cast<unsigned>(d.label - kLabelWakerBase);
+      n.kind = Node::Kind::Wait;
+      n.wait = pseudo_waker_tag(p);
+      n.name = pseudo_waker_name(p);
+      n.path = prefix + "/wait:" + n.wait;
+      n.height = 0;
     } else if (d.label >= kLabelWaitBase) {
       n.kind = Node::Kind::Wait;
       n.wait = wait_kind_name(static_cast<unsigned>(d.label - kLabelWaitBase));

@@ -3,6 +3,7 @@
 // back as the oldest open interval, and walks each interval's critical path at its end.
 #include "engine.hpp"
 
+#include "kernel_waits.hpp"
 #include "vprof/analyzer.hpp"
 
 #include <algorithm>
@@ -16,8 +17,10 @@
 namespace vprof::analyzer::detail {
 
 const char *wait_kind_name(unsigned k) {
-  static const char *names[] = {"mutex",   "rwlock", "cond",   "sem",    "custom",
-                                "handoff", "queue",  "wakeup", "message"};
+  static const char *names[] = {"mutex", "rwlock", "cond",    "sem",   "custom", "handoff",
+                                "queue", "wakeup", "message", "futex", "poll",   "read",
+                                "write", "io",     "sleep",   "child", "kernel"};
+  static_assert(sizeof names / sizeof names[0] == kWaitKinds);
   return k < kWaitKinds ? names[k] : "?";
 }
 
@@ -95,7 +98,8 @@ enum SegmentType : std::uint8_t { kRun, kWait, kHop };
 // A segment (the glossary's word): a stretch of one thread's timeline. kRun: [t0, tle] aggregated
 // into deltas (self time per local node), then [tle, t1] spent wholly in `tail`. No truncation
 // point (interval begin, wait begin, attach) lies strictly inside (t0, tle), so any clip of a walk
-// is exact. kWait: blocked in [t0, t1] under local node ctx, woken by src at r (src -1: no edge).
+// is exact. kWait: blocked in [t0, t1] under local node ctx, woken by src at r (src -1: no edge;
+// then a kernel wait may name its pseudo-waker, woken at r).
 // kHop: zero-length marker at t0: the thread's work continues src's at r.
 struct Segment {
   std::int64_t t0, tle, t1, r;
@@ -103,7 +107,7 @@ struct Segment {
   std::uint64_t dbegin;
   std::uint32_t dcount, tail, ctx;
   std::int32_t src;
-  std::uint8_t type, wkind;
+  std::uint8_t type, wkind, pseudo;
 };
 
 struct Delta {
@@ -151,6 +155,19 @@ struct Thread {
   std::int64_t received_send_t = 0; // that hand-off's send time
   bool interval_marks = false;      // the stream holds a begin, end, attach or detach
   std::uint64_t trunc_cursor = 0;   // absolute index into the truncation list
+
+  // The thread's kernel events (sched.vpk) in time order, and the kernel's view of it
+  // (docs/analyzer.md, "Kernel waits").
+  const trace::KernelEvent *kev = nullptr;
+  std::size_t kn = 0, kpos = 0;
+  bool ksleep = false;  // between a SLEEP and its RUN
+  bool kwait = false;   // the open wait is a kernel wait (no interposed or marked record)
+  bool kwoken = false;  // a WAKE came since the SLEEP: kwake
+  bool kresume = false; // a kernel wait undone by a record just after its SLEEP: resume it
+  std::uint8_t kresume_kind = 0;
+  trace::KernelEvent kwake;
+  std::int32_t iw_src = -1; // the last traced kernel waker in the open interposed wait, at
+  std::int64_t iw_r = 0;    // iw_r
 
   std::uint32_t cur() const { return stack.empty() ? 0 : stack.back().node; }
   std::int64_t time_of(std::size_t i) const {
@@ -341,6 +358,11 @@ private:
       close_run(th, t, t);
   }
   void register_trunc(std::int64_t t) { truncs_.push_back(t); }
+  // A truncation point at t unless it would break the list's time order (a clamped time).
+  void register_trunc_ordered(std::int64_t t) {
+    if (truncs_.empty() || t >= truncs_.back())
+      truncs_.push_back(t);
+  }
 
   // The index in out_.labels of a label id of the thread's process (its text from the
   // process's labels file; "label#N" when unknown).
@@ -482,6 +504,18 @@ private:
   }
 
   void begin_wait(Thread &th, std::int64_t t, WaitKind k) {
+    if (th.waiting && th.kwait && !is_kernel_wait(k)) {
+      // The kernel saw the thread block just before the interposed record (clocks a few
+      // µs apart): one wait, the interposed one, from the kernel's sleep.
+      ++out_.kernel_clamped;
+      --out_.kernel_waits;
+      th.kwait = false;
+      th.wkind = k;
+      th.iw_src = -1;
+      if (th.kwoken)
+        note_kernel_waker(th, th.kwake, static_cast<std::int32_t>(&th - threads_.data()));
+      return;
+    }
     if (th.waiting)
       end_wait(th, t, -1, 0);
     boundary(th, t);
@@ -491,8 +525,43 @@ private:
     th.wkind = k;
     th.wctx = th.cur();
     th.wstack = th.stack.size();
+    th.kwait = is_kernel_wait(k);
+    th.kresume = false;
+    th.iw_src = -1;
   }
+  // Ends the open wait at t with the edge (src, r). A kernel wait ended by a record of the
+  // thread before the kernel's RUN (clock skew) takes the kernel's waker all the same.
   void end_wait(Thread &th, std::int64_t t, std::int32_t src, std::int64_t r) {
+    std::uint8_t pseudo = kNoPseudo;
+    if (th.kwait && !kernel_end_early(th, t, src, r, pseudo)) {
+      undo_kernel_wait(th);
+      return;
+    }
+    close_wait(th, t, src, r, pseudo);
+  }
+  // The kernel wait had not begun yet after all (its SLEEP lies a little before a record
+  // of the thread): the thread ran from its start, and the wait resumes after the record.
+  void undo_kernel_wait(Thread &th) {
+    th.waiting = false;
+    th.kwait = false;
+    th.t0 = th.last_t = th.wb; // (a walk may have split the wait: its rest only)
+    th.kresume = true;
+    th.kresume_kind = th.wkind;
+    --out_.kernel_waits;
+  }
+  void resume_kernel_wait(Thread &th) {
+    th.kresume = false;
+    if (th.waiting || !th.ksleep)
+      return;
+    // not before a published truncation point, so that the list stays in time order
+    std::int64_t t = th.last_t;
+    if (!truncs_.empty())
+      t = std::max(t, std::min(truncs_.back(), th.kpos < th.kn ? th.kev[th.kpos].t : kInf));
+    begin_wait(th, t, static_cast<WaitKind>(th.kresume_kind));
+    ++out_.kernel_waits;
+  }
+  void close_wait(Thread &th, std::int64_t t, std::int32_t src, std::int64_t r,
+                  std::uint8_t pseudo) {
     th.received = false;
     Segment c{};
     c.type = kWait;
@@ -502,9 +571,15 @@ private:
     c.wkind = th.wkind;
     c.src = src;
     c.r = r;
+    c.pseudo = pseudo;
     c.dbegin = th.delta_base + th.deltas.size();
     if (src >= 0)
       ++out_.wake_edges;
+    if (th.kwait && src >= 0)
+      ++out_.kernel_edges;
+    else if (th.kwait)
+      ++out_.pseudo_waits[pseudo];
+    th.kwait = false;
     th.segments.push_back(c);
     th.waiting = false;
     th.t0 = th.last_t = t;
@@ -535,6 +610,20 @@ private:
   static ObjKey message_key(std::uint64_t key) { return {kCatMessage << 56, 0, key}; }
 
   void sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_t t);
+  void kernel(std::int32_t ti, const trace::KernelEvent &ev);
+  void kernel_waker(const Thread &th, std::int64_t t, std::int32_t &src, std::int64_t &r,
+                    std::uint8_t &pseudo) const;
+  bool kernel_end_early(Thread &th, std::int64_t t, std::int32_t &src, std::int64_t &r,
+                        std::uint8_t &pseudo);
+  void kernel_fill(Thread &th, std::int64_t t, std::int32_t &src, std::int64_t &r);
+  std::int64_t cuttable_release(std::int32_t src, std::int64_t r, std::int64_t t);
+  void note_kernel_waker(Thread &th, const trace::KernelEvent &ev, std::int32_t ti) {
+    if (th.waiting && !th.kwait && ev.kind == VPROF_SCHED_WAKE && ev.waker >= 0 && ev.waker != ti &&
+        ev.t >= th.wb) {
+      th.iw_src = ev.waker;
+      th.iw_r = ev.t;
+    }
+  }
   void end_interval(std::int32_t ti, std::uint64_t id, std::int64_t t);
   void walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64_t interval);
   void ensure_closed(std::int32_t ti, std::int64_t hi);
@@ -582,6 +671,7 @@ private:
   std::uint64_t syncs_since_prune_ = 0;
   std::unordered_map<std::int64_t, std::vector<std::int64_t>> callees_;
   std::map<std::pair<std::int64_t, std::int64_t>, bool> reach_memo_;
+  std::int64_t skew_ = 0; // how far a thread's records and its kernel events may disagree
 };
 
 void Engine::run_probes(Thread &th, std::size_t stop, std::int64_t until) {
@@ -606,7 +696,9 @@ void Engine::run_probes(Thread &th, std::size_t stop, std::int64_t until) {
 
 void Engine::ensure_closed(std::int32_t ti, std::int64_t hi) {
   Thread &th = threads_[ti];
-  if (!th.started)
+  // a thread not started yet (a waker the kernel named that has no sync record before hi)
+  // starts with its first probe
+  if (!th.started && !(th.pos < th.next_sync && th.time_of(th.pos) <= hi))
     return;
   if (th.waiting) {
     if (hi > th.wb) { // split the pending wait: its first part has no known waker
@@ -781,6 +873,12 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
             stopped = true;
             break;
           }
+        } else if (c.pseudo != kNoPseudo) {
+          // a kernel wait woken by no traced thread: until the wake-up, what woke it (a
+          // device, the network, a timer, another process); then the wake-up delay
+          const std::int64_t r = std::clamp(c.r, a, b);
+          attribute(child(w, kLabelWakerBase + c.pseudo), r - a);
+          attribute(child(w, kLabelWaitBase + kWakeup), b - r);
         } else {
           attribute(w, b - a);
         }
@@ -844,6 +942,8 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
       auto f = releases_.find(obj_key(th, cat, arg));
       if (f != releases_.end() && f->second.last_other(ti, src, r) && need_after_wb && r < th.wb)
         src = -1;
+      if (src < 0)
+        kernel_fill(th, t, src, r);
       advance(th, t);
       end_wait(th, t, src, r);
     } else {
@@ -1077,6 +1177,153 @@ void Engine::sync(std::int32_t ti, unsigned kind, std::uint64_t arg, std::int64_
     prune(t);
 }
 
+// The kernel's waker of the open kernel wait, ending at t: the first WAKE since its SLEEP.
+// A traced waker gives the edge (src, r); any other names the pseudo-waker, woken at r.
+void Engine::kernel_waker(const Thread &th, std::int64_t t, std::int32_t &src, std::int64_t &r,
+                          std::uint8_t &pseudo) const {
+  src = -1;
+  r = 0;
+  pseudo = kNoPseudo;
+  if (!th.kwoken)
+    return;
+  const trace::KernelEvent &w = th.kwake;
+  r = std::clamp(w.t, th.wb, std::max(th.wb, t));
+  const auto self = static_cast<std::int32_t>(&th - threads_.data());
+  if (w.waker >= 0 && w.waker != self)
+    src = w.waker;
+  else if (w.waker < 0)
+    pseudo = pseudo_waker(static_cast<WaitKind>(th.wkind),
+                          (w.flags & VPROF_SCHED_WAKER_IRQ) != 0 || w.other == 0);
+}
+
+// A record of the thread at t inside a kernel wait, before the kernel's RUN: the clocks
+// disagree by a little (or the RUN was lost). When the wait was woken already, or its RUN
+// follows within the skew allowance and nearer to t than its SLEEP, the wait ends at t with
+// the kernel's waker (the events up to that RUN are consumed); otherwise the SLEEP was
+// early and the wait has not begun yet (false: the caller undoes it).
+bool Engine::kernel_end_early(Thread &th, std::int64_t t, std::int32_t &src, std::int64_t &r,
+                              std::uint8_t &pseudo) {
+  ++out_.kernel_clamped;
+  std::size_t run = th.kn;
+  if (!th.kwoken)
+    for (std::size_t j = th.kpos; j < th.kn && th.kev[j].t <= t + skew_; ++j) {
+      if (th.kev[j].kind == VPROF_SCHED_SLEEP)
+        break;
+      if (th.kev[j].kind == VPROF_SCHED_RUN) {
+        run = j;
+        break;
+      }
+    }
+  if (!th.kwoken && (run == th.kn || th.kev[run].t - t > t - th.wb))
+    return false;
+  bool peeked = false;
+  for (; run < th.kn && th.kpos <= run; ++th.kpos) // up to the RUN: its WAKE
+    if (th.kev[th.kpos].kind == VPROF_SCHED_WAKE && !th.kwoken) {
+      th.kwoken = true;
+      th.kwake = th.kev[th.kpos];
+      peeked = true;
+    }
+  if (run < th.kn)
+    th.ksleep = false;
+  kernel_waker(th, t, src, r, pseudo);
+  if (peeked && src >= 0)
+    r = cuttable_release(src, r, t);
+  return true;
+}
+
+// A release time r <= t taken from a WAKE not processed yet: no truncation point marks it
+// on the waker's timeline, which may have run past it. The walk cuts the waker there, so it
+// must be a segment boundary: not before the waker's last event (at most t), published.
+std::int64_t Engine::cuttable_release(std::int32_t src, std::int64_t r, std::int64_t t) {
+  const Thread &w = threads_[static_cast<std::size_t>(src)];
+  if (w.started)
+    r = std::max(r, std::min(w.last_t, t));
+  if (!truncs_.empty())
+    r = std::max(r, std::min(truncs_.back(), t));
+  register_trunc_ordered(r);
+  return r;
+}
+
+// An interposed or marked wait whose records found no waker: the kernel's traced waker of
+// a sleep inside it, if any (the last WAKE seen since the wait began, else the next one
+// within the skew allowance).
+void Engine::kernel_fill(Thread &th, std::int64_t t, std::int32_t &src, std::int64_t &r) {
+  if (th.kwait || !th.waiting)
+    return;
+  const auto self = static_cast<std::int32_t>(&th - threads_.data());
+  const bool peek = th.iw_src < 0;
+  if (peek)
+    for (std::size_t j = th.kpos; j < th.kn && th.kev[j].t <= t + skew_; ++j) {
+      if (th.kev[j].kind == VPROF_SCHED_SLEEP)
+        break;
+      note_kernel_waker(th, th.kev[j], self);
+      if (th.iw_src >= 0)
+        break;
+    }
+  if (th.iw_src < 0)
+    return;
+  src = th.iw_src;
+  r = std::min(th.iw_r, t);
+  if (peek)
+    r = cuttable_release(src, r, t);
+  th.iw_src = -1;
+  ++out_.kernel_filled;
+}
+
+// One kernel event of thread ti (docs/analyzer.md, "Kernel waits"): a SLEEP outside every
+// interposed or marked wait begins a kernel wait, its RUN ends it with the first WAKE's
+// waker; inside such a wait they only lend it a waker when its records found none.
+void Engine::kernel(std::int32_t ti, const trace::KernelEvent &ev) {
+  Thread &th = threads_[ti];
+  const std::int64_t t = th.started ? std::max(ev.t, th.last_t) : ev.t;
+  switch (ev.kind) {
+  case VPROF_SCHED_SLEEP:
+    th.kresume = false;
+    if (th.waiting && th.kwait) { // a second SLEEP without a RUN: that RUN was lost
+      ++out_.kernel_clamped;
+      std::int32_t src;
+      std::int64_t r;
+      std::uint8_t pseudo;
+      kernel_waker(th, t, src, r, pseudo);
+      advance(th, t);
+      close_wait(th, t, src, r, pseudo);
+    }
+    th.ksleep = true;
+    th.kwoken = false;
+    if (!th.waiting) {
+      begin_wait(th, t, kernel_wait_kind(ev.syscall));
+      ++out_.kernel_waits;
+    }
+    break;
+  case VPROF_SCHED_WAKE:
+    // a wake-up by a traced thread of a waiting thread may become an edge: the walk will
+    // cut the waker's timeline at its time
+    if (ev.waker >= 0 && ev.waker != ti && (th.ksleep || th.waiting))
+      register_trunc_ordered(ev.t);
+    if (th.ksleep && !th.kwoken) {
+      th.kwoken = true;
+      th.kwake = ev;
+    }
+    note_kernel_waker(th, ev, ti);
+    break;
+  case VPROF_SCHED_RUN:
+    if (th.ksleep && th.waiting && th.kwait) {
+      std::int32_t src;
+      std::int64_t r;
+      std::uint8_t pseudo;
+      kernel_waker(th, t, src, r, pseudo);
+      advance(th, t);
+      close_wait(th, t, src, r, pseudo);
+    }
+    th.ksleep = false;
+    th.kwoken = false;
+    th.kresume = false;
+    break;
+  default:
+    break;
+  }
+}
+
 void Engine::prune(std::int64_t now) {
   syncs_since_prune_ = 0;
   std::int64_t low = open_begins_.empty() ? now : std::min(now, *open_begins_.begin());
@@ -1114,9 +1361,28 @@ EngineOutput Engine::run() {
         return i;
     return th.n;
   };
+  // Thread time and kernel time may disagree by this much (200 µs): the clock conversion's
+  // error over a run (docs/analyzer.md, "Kernel waits").
+  skew_ = static_cast<std::int64_t>(tr_.ticks_per_second() * 2e-4);
+  out_.sched_files = tr_.sched().size();
+  for (const auto &sf : tr_.sched())
+    out_.sched_lost += sf.lost;
+  // In a kernel wait the thread's next probe is a sync point too: it may end the wait and
+  // make an edge, which must happen in time order with the other threads.
+  auto probe_time = [](const Thread &th) {
+    return th.waiting && th.kwait && th.pos < th.next_sync ? th.time_of(th.pos) : kInf;
+  };
+  auto key_of = [&](const Thread &th) {
+    std::int64_t ts = th.next_sync < th.n ? th.time_of(th.next_sync) : kInf;
+    ts = std::min(ts, probe_time(th));
+    return th.kpos < th.kn ? std::min(ts, th.kev[th.kpos].t) : ts;
+  };
   for (std::size_t i = 0; i < streams.size(); ++i) {
     Thread &th = threads_[i];
     th.stream = &streams[i];
+    auto kev = tr_.kernel_events(i);
+    th.kev = kev.data();
+    th.kn = kev.size();
     auto recs = streams[i].records();
     th.recs = recs.data();
     th.n = recs.size();
@@ -1133,8 +1399,7 @@ EngineOutput Engine::run() {
     out_.records += th.n;
     out_.max_stream_records =
         std::max<std::uint64_t>(out_.max_stream_records, th.n + streams[i].info().dropped);
-    heap.push(
-        {th.next_sync < th.n ? th.time_of(th.next_sync) : kInf, static_cast<std::int32_t>(i)});
+    heap.push({key_of(th), static_cast<std::int32_t>(i)});
   }
   for (const auto &p : tr_.processes())
     out_.dropped += p.dropped;
@@ -1142,6 +1407,33 @@ EngineOutput Engine::run() {
     auto [key, ti] = heap.top();
     heap.pop();
     Thread &th = threads_[ti];
+    if (const std::int64_t tp = probe_time(th);
+        tp < kInf && tp <= (th.kpos < th.kn ? th.kev[th.kpos].t : kInf) &&
+        tp < (th.next_sync < th.n ? th.time_of(th.next_sync) : kInf)) {
+      run_probes(th, th.next_sync, tp);
+      if (th.kresume)
+        resume_kernel_wait(th);
+      heap.push({key_of(th), ti});
+      continue;
+    }
+    // a kernel event before the next sync record (at a tie: a SLEEP after the record, a
+    // WAKE or RUN before it)
+    if (th.kpos < th.kn) {
+      const std::size_t k = th.kpos;
+      const trace::KernelEvent &ev = th.kev[k];
+      const std::int64_t ts = th.next_sync < th.n ? th.time_of(th.next_sync) : kInf;
+      if (ev.t < ts || (ev.t == ts && ev.kind != VPROF_SCHED_SLEEP)) {
+        run_probes(th, th.next_sync, ev.t);
+        if (th.kresume)
+          resume_kernel_wait(th);
+        if (th.kpos == k) { // else a probe ended a kernel wait and consumed its events
+          ++th.kpos;
+          kernel(ti, ev);
+        }
+        heap.push({key_of(th), ti});
+        continue;
+      }
+    }
     run_probes(th, th.next_sync, kInf);
     if (th.next_sync < th.n) {
       std::size_t i = th.next_sync;
@@ -1149,7 +1441,9 @@ EngineOutput Engine::run() {
       th.pos = i + 1;
       th.next_sync = next_sync(th, th.pos);
       sync(ti, vprof_record_kind_of(&th.recs[i]), th.recs[i].arg, t);
-      heap.push({th.next_sync < th.n ? th.time_of(th.next_sync) : kInf, ti});
+      if (th.kresume)
+        resume_kernel_wait(th);
+      heap.push({key_of(th), ti});
     } else {
       th.pos = th.n;
     }

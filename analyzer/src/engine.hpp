@@ -15,8 +15,10 @@ class Database;
 
 namespace vprof::analyzer::detail {
 
-// Node labels: a site id (< 2^32), a wait node, or the untracked-time node.
+// Node labels: a site id (< 2^32), a wait node (kLabelWaitBase + WaitKind), a pseudo-waker
+// below a kernel wait (kLabelWakerBase + PseudoWaker), or the untracked-time node.
 inline constexpr std::uint64_t kLabelWaitBase = 1ull << 32;
+inline constexpr std::uint64_t kLabelWakerBase = 2ull << 32;
 inline constexpr std::uint64_t kLabelUntracked = 3ull << 32;
 inline constexpr std::uint32_t kNoParent = 0xffffffffu;
 
@@ -33,9 +35,34 @@ enum WaitKind : std::uint8_t {
   kWakeup,
   // a message from another thread, process or host (VPROF_MSG_SEND -> VPROF_MSG_RECV)
   kMessage,
+  // kernel waits (sched.vpk), by the system call the thread blocked in
+  // (docs/analyzer.md, "Kernel waits")
+  kFutex,
+  kPoll,
+  kRead,
+  kWrite,
+  kIo,
+  kSleep,
+  kChild,
+  kKernel,
   kWaitKinds
 };
 const char *wait_kind_name(unsigned k);
+inline bool is_kernel_wait(unsigned k) { return k >= kFutex && k <= kKernel; }
+
+// What woke a kernel wait when no traced thread did (a child node of the wait).
+enum PseudoWaker : std::uint8_t {
+  kNoPseudo,
+  kPseudoIo,      // [io] block device
+  kPseudoNet,     // [net] receive
+  kPseudoTimer,   // [timer]
+  kPseudoProcess, // [process] other
+  kPseudoWakers
+};
+// The pseudo-waker's key word ("io-device", ...; the node path's "wait:<tag>") and its
+// display name ("[io] block device", ...).
+const char *pseudo_waker_tag(unsigned p);
+const char *pseudo_waker_name(unsigned p);
 
 struct NodeDef {
   std::uint32_t parent; // kNoParent for the root (node 0)
@@ -95,6 +122,14 @@ struct EngineOutput {
   std::uint64_t cross_host_edges = 0;    // between hosts)
   std::uint64_t messages_unmatched = 0;  // receives with no earlier unreceived send
   std::uint64_t messages_unreceived = 0; // sends nobody received
+  // kernel waits (sched.vpk; docs/analyzer.md, "Kernel waits")
+  std::uint64_t sched_files = 0;    // kernel wake-up files read
+  std::uint64_t sched_lost = 0;     // records their recorders lost (headers' `lost`)
+  std::uint64_t kernel_waits = 0;   // kernel sleeps outside every interposed or marked wait
+  std::uint64_t kernel_edges = 0;   // of them, woken by a traced thread (a wake-up edge)
+  std::uint64_t kernel_filled = 0;  // interposed waits without a pairing given the kernel's waker
+  std::uint64_t kernel_clamped = 0; // kernel events at odds with the records (clock skew)
+  std::uint64_t pseudo_waits[kPseudoWakers] = {}; // kernel waits ended at a pseudo-waker
   std::uint64_t peak_segments = 0;
   double ticks_per_second = 1e9;
   std::vector<std::string> warnings;

@@ -232,6 +232,16 @@ std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
          std::to_string(res.processes) + " processes, " + std::to_string(res.intervals) +
          " intervals, " + std::to_string(res.wake_edges) + " wake-up edges, " +
          std::to_string(res.dropped) + " dropped\n";
+  if (res.kernel.files) {
+    const KernelWaitStats &k = res.kernel;
+    out += std::to_string(k.waits) + " kernel waits (" + std::to_string(k.edges) +
+           " woken by traced threads; [io] block device " + std::to_string(k.io_device) +
+           ", [net] receive " + std::to_string(k.net_receive) + ", [timer] " +
+           std::to_string(k.timer) + ", [process] other " + std::to_string(k.other_process) +
+           "), " + std::to_string(k.filled) + " interposed waits given the kernel's waker, " +
+           std::to_string(k.clamped) + " kernel events clamped, " + std::to_string(k.lost) +
+           " lost\n";
+  }
   if (res.message_edges || !res.hosts.empty())
     out += std::to_string(res.message_edges) + " message edges (" +
            std::to_string(res.cross_host_edges) + " between hosts), " +
@@ -316,6 +326,20 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
   j["intervals"] = res.intervals;
   j["intervals_unfinished"] = res.intervals_unfinished;
   j["wake_edges"] = res.wake_edges;
+  if (res.kernel.files) {
+    const KernelWaitStats &k = res.kernel;
+    j["kernel"] = {{"files", k.files},
+                   {"waits", k.waits},
+                   {"edges", k.edges},
+                   {"pseudo_wakers",
+                    {{"io-device", k.io_device},
+                     {"net-receive", k.net_receive},
+                     {"timer", k.timer},
+                     {"other-process", k.other_process}}},
+                   {"filled", k.filled},
+                   {"clamped", k.clamped},
+                   {"lost", k.lost}};
+  }
   if (res.message_edges || !res.hosts.empty())
     j["messages"] = {{"edges", res.message_edges},
                      {"cross_host_edges", res.cross_host_edges},

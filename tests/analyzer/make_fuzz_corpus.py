@@ -3,6 +3,7 @@
 traces in the fuzzer's input layout (analyzer/fuzz/fuzz_trace.cpp). Regenerate with
     /usr/bin/python3 tests/analyzer/make_fuzz_corpus.py"""
 import pathlib
+import struct
 
 from tracegen import stream_bytes
 
@@ -32,6 +33,15 @@ def main():
     (OUT / "single").write_bytes(bytes([0]) + a + b"\n#labels\n1\tNewOrder\n")
     (OUT / "two_threads").write_bytes(bytes([1]) + a2 + b2 +
                                       b"\n#maps\n7f00-8f00 rw-s 00000000 00:05 77 /dev/shm/x\n")
+    # the same with a kernel wake-up file (bytes after "\n#sched\n": a flag byte, closed, then
+    # sched_format.h records): T2 blocks in read() woken by an interrupt, T1's lock wait
+    # sleeps in the kernel and T2 wakes it (one edge with the interposed pairing)
+    def sched(ns, tid, kind, other=0, flags=0, arg=0):
+        return struct.pack("<QIIIIBBHI", ns, tid, 1, other, 1 if other else 0, kind, flags, 0,
+                           arg)
+    kernel = (sched(3, 2, 1, arg=0) + sched(5, 2, 2, 0, 1) + sched(6, 2, 3) +
+              sched(7, 1, 1, arg=202) + sched(8, 1, 2, 2) + sched(9, 1, 3))
+    (OUT / "kernel_waits").write_bytes(bytes([1]) + a2 + b2 + b"\n#sched\n\x01" + kernel)
     longjmp = [(16, 0, 5), (1, 1, probe(1, 1)), (1, 2, probe(2, 5)), (1, 3, probe(3, 9)),
                (1, 4, probe(4, 3)), (2, 6, probe(4, 3)), (2, 8, probe(1, 1)), (17, 9, 5)]
     (OUT / "longjmp").write_bytes(bytes([0]) + stream(1, 0, longjmp))

@@ -59,6 +59,8 @@ public:
   void features(std::uint64_t f) { features_ = f; }
   // The clock samples of every stream header: CLOCK_REALTIME at the base, and an end pair
   // (ticks relative to the base; none while end_realtime_ns is 0).
+  // CLOCK_MONOTONIC at the base (the kernel wake-up file's clock; default 0).
+  void monotonic(std::uint64_t base_monotonic_ns) { base_mono_ = base_monotonic_ns; }
   void realtime(std::uint64_t base_realtime_ns, std::uint64_t end_ticks = 0,
                 std::uint64_t end_realtime_ns = 0) {
     base_real_ = base_realtime_ns;
@@ -87,6 +89,7 @@ public:
       h.ticks_per_second = hz_;
       h.base_ticks = base_;
       h.base_realtime_ns = base_real_;
+      h.base_monotonic_ns = base_mono_;
       if (end_real_) {
         h.end_ticks = base_ + end_ticks_;
         h.end_realtime_ns = end_real_;
@@ -141,7 +144,7 @@ private:
   std::map<std::uint32_t, std::string> labels_;
   std::string maps_;
   std::uint64_t features_ = VPROF_FEATURE_SYNC_INTERPOSE | VPROF_FEATURE_FRAME_DEPTH;
-  std::uint64_t base_real_ = 0, end_ticks_ = 0, end_real_ = 0;
+  std::uint64_t base_real_ = 0, end_ticks_ = 0, end_real_ = 0, base_mono_ = 0;
 };
 
 } // namespace vprof::testing

@@ -62,8 +62,11 @@ struct Node {
   int id = 0;
   int parent = -1; // -1 for the root
   Kind kind = Kind::Root;
-  std::int64_t site = 0;     // Site: the site id of the trace
-  std::string wait;          // Wait: mutex|rwlock|cond|sem|custom|handoff|queue|message
+  std::int64_t site = 0; // Site: the site id of the trace
+  // Wait: mutex|rwlock|cond|sem|custom|handoff|queue|message, a kernel wait's
+  // futex|poll|read|write|io|sleep|child|kernel, wakeup (the wake-up delay below a wait), or
+  // a pseudo-waker below a kernel wait: io-device|net-receive|timer|other-process
+  std::string wait;
   std::string name;          // display name (from the site table when known)
   std::string path;          // stable key: "/s12/s40/wait:mutex/s7"
   std::int64_t function = 0; // workspace functions.id behind the node (0: unknown)
@@ -192,6 +195,20 @@ struct HostClock {
   double worst_violation_ns = 0;
 };
 
+// The kernel waits of a trace with a kernel wake-up file (sched.vpk; docs/analyzer.md,
+// "Kernel waits"); all zero without one.
+struct KernelWaitStats {
+  std::uint64_t files = 0;   // sched.vpk files read
+  std::uint64_t lost = 0;    // records their recorders lost (a full ring buffer)
+  std::uint64_t waits = 0;   // kernel sleeps outside every interposed or marked wait
+  std::uint64_t edges = 0;   // of them, woken by a traced thread
+  std::uint64_t filled = 0;  // interposed waits without a pairing given the kernel's waker
+  std::uint64_t clamped = 0; // kernel events at odds with the thread's records (clock skew)
+  // kernel waits ended at a pseudo-waker: [io] block device, [net] receive, [timer],
+  // [process] other
+  std::uint64_t io_device = 0, net_receive = 0, timer = 0, other_process = 0;
+};
+
 struct AnalysisResult {
   std::string trace_dir; // several directories: joined by ", "
   // several trace directories analysed together: one per directory, the first the reference
@@ -212,6 +229,7 @@ struct AnalysisResult {
   std::vector<std::uint64_t> site_calls;
   std::uint64_t intervals = 0, intervals_unfinished = 0, wake_edges = 0;
   std::uint64_t abandoned_frames = 0, path_sum_mismatches = 0, inexact_splits = 0;
+  KernelWaitStats kernel;
   double ticks_per_second = 0;
   int H = 0; // the root height used for specificity
   bool heights_from_db = false;

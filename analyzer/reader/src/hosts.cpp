@@ -199,11 +199,11 @@ void pair_key(KeyMarks &km, std::vector<HostEdge> &edges, MessageStats &st) {
 Trace Trace::open(const std::vector<std::filesystem::path> &dirs, const OpenOptions &opt) {
   if (dirs.empty())
     throw TraceError("", 0, "no trace directory given");
-  Trace t = open(dirs.front(), opt);
   if (dirs.size() == 1)
-    return t;
+    return open(dirs.front(), opt);
+  Trace t = open_dir(dirs.front(), opt);
   for (std::size_t d = 1; d < dirs.size(); ++d) {
-    Trace more = open(dirs[d], opt);
+    Trace more = open_dir(dirs[d], opt);
     const auto host = static_cast<std::uint32_t>(t.hosts_.size());
     const std::size_t s0 = t.streams_.size(), p0 = t.processes_.size();
     for (auto &s : more.streams_) {
@@ -220,9 +220,14 @@ Trace Trace::open(const std::vector<std::filesystem::path> &dirs, const OpenOpti
       t.stream_process_.push_back(i + p0);
     for (auto &sk : more.skipped_)
       t.skipped_.push_back(std::move(sk));
+    for (auto &w : more.warnings_)
+      t.warnings_.push_back(std::move(w));
+    for (auto &pending : more.sched_pending_) // only its own directory's streams
+      t.sched_pending_.emplace_back(host, std::move(pending.second));
     t.hosts_.push_back(std::move(more.hosts_.front()));
   }
   t.align_hosts();
+  t.place_kernel_events();
   return t;
 }
 

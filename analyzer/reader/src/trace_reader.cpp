@@ -440,6 +440,12 @@ const ProcessInfo *Trace::process(std::uint32_t pid) const {
 }
 
 Trace Trace::open(const std::filesystem::path &dir, const OpenOptions &opt) {
+  Trace t = open_dir(dir, opt);
+  t.place_kernel_events();
+  return t;
+}
+
+Trace Trace::open_dir(const std::filesystem::path &dir, const OpenOptions &opt) {
   Trace t;
   t.dir_ = dir;
   std::error_code ec;
@@ -535,6 +541,7 @@ Trace Trace::open(const std::filesystem::path &dir, const OpenOptions &opt) {
   host.base_ticks = t.run_base_;
   host.ticks_per_second = t.hz_;
   t.hosts_.push_back(std::move(host));
+  t.load_sched(dir);
   return t;
 }
 

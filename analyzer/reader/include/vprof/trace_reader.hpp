@@ -5,6 +5,8 @@
 
 #include <vprof/trace_format.h>
 
+#include "vprof/sched_reader.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -197,6 +199,22 @@ public:
   const std::vector<ProcessInfo> &processes() const { return processes_; }
   const ProcessInfo *process(std::uint32_t pid) const;
   const std::vector<std::string> &skipped() const { return skipped_; }
+  // What made the trace partial without making it unreadable (a kernel wake-up file the
+  // recorder did not close, ...), each naming its file.
+  const std::vector<std::string> &warnings() const { return warnings_; }
+
+  // The kernel wake-up files read (one per directory that held a sched.vpk; none: the
+  // trace has no kernel waits) and the events of stream i from them, sorted by time
+  // (docs/analyzer.md, "Kernel waits"). Held in memory: 32 bytes per event.
+  const std::vector<SchedInfo> &sched() const { return sched_; }
+  std::span<const KernelEvent> kernel_events(std::size_t stream) const {
+    return stream < kernel_events_.size() ? std::span<const KernelEvent>(kernel_events_[stream])
+                                          : std::span<const KernelEvent>();
+  }
+  // A CLOCK_MONOTONIC time of host `host` in run ticks: through the (base_ticks,
+  // base_monotonic_ns, ticks_per_second) of process `pid` of that host (else its first
+  // process), then onto the time line as that process's streams (clamped at 0).
+  std::int64_t sched_run_ticks(std::uint32_t host, std::uint32_t pid, std::uint64_t ns) const;
 
   // The run's clock: all processes share one clock (TSC or CLOCK_MONOTONIC); time 0 is
   // the smallest base_ticks of any process. ticks_per_second is that of the earliest
@@ -216,8 +234,15 @@ public:
   double ticks_to_ns(double ticks) const { return ticks * 1e9 / hz_; }
 
 private:
+  // One directory's streams and side files; its sched.vpk read but not placed (that needs
+  // the final time line).
+  static Trace open_dir(const std::filesystem::path &dir, const OpenOptions &opt);
   // Places the hosts' streams on one time line (hosts.cpp).
   void align_hosts();
+  // sched.vpk of `dir` (host 0 of this Trace), when present (sched.cpp).
+  void load_sched(const std::filesystem::path &dir);
+  // The read sched files' records as kernel events of the streams (sched.cpp).
+  void place_kernel_events();
 
   std::filesystem::path dir_;
   std::vector<HostInfo> hosts_;
@@ -226,6 +251,10 @@ private:
   std::vector<Stream> streams_;
   std::vector<ProcessInfo> processes_;
   std::vector<std::string> skipped_;
+  std::vector<std::string> warnings_;
+  std::vector<std::pair<std::uint32_t, SchedFile>> sched_pending_; // (host, file)
+  std::vector<SchedInfo> sched_;
+  std::vector<std::vector<KernelEvent>> kernel_events_; // per stream
   std::uint64_t run_base_ = 0;
   double hz_ = 1e9;
 };
