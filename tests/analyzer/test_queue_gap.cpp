@@ -30,7 +30,7 @@ EngineOutput run(const fs::path &dir, const EngineOptions &opt = {}) {
 }
 
 // Sites of the loop tests.
-constexpr std::uint32_t kParse = 10, kSlow = 11, kReply = 12, kPoll = 13, kFlush = 14;
+constexpr std::uint32_t kParse = 10, kSlow = 11, kReply = 12, kPollFn = 13, kFlush = 14;
 
 // The index of interval `id` in the engine's output.
 std::size_t index_of(const EngineOutput &eo, std::uint64_t id) {
@@ -102,10 +102,10 @@ TEST(QueueGap, TheLoopsIdleTimeStaysVisible) {
       .enter(kParse, 0, 1)
       .exit(kParse, 5, 1)
       .emit(VPROF_REC_DETACH, 1, 5)
-      .enter(kPoll, 20, 1)
+      .enter(kPollFn, 20, 1)
       .emit(VPROF_REC_WAIT_BEGIN, 0xE0, 20)
       .emit(VPROF_REC_WAIT_END, 0xE0, 50)
-      .exit(kPoll, 50, 1)
+      .exit(kPollFn, 50, 1)
       .enter(kSlow, 50, 1)
       .exit(kSlow, 60, 1)
       .emit(VPROF_REC_ATTACH, 1, 60)
