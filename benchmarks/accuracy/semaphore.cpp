@@ -3,11 +3,11 @@
 // a std::atomic<int> (store + notify_one; the worker blocks in std::atomic::wait), the reply
 // a std::binary_semaphore (the worker releases it; the interval blocks in acquire). Per
 // interval the main thread runs sema_prepare (constant 10 u), publishes the request,
-// acquires the reply, then runs sema_finish, U(0, 450) u (Var 16875 u^2). The worker runs
+// acquires the reply, then runs sema_finish, U(0, 300) u (Var 7500 u^2). The worker runs
 // sema_compute, U(0, 600) u (Var 30000 u^2), and sema_pack (constant 5 u) before the
 // release. Both waits are futex sleeps only the kernel's scheduler wake-ups pair with their
-// waker (release -> acquire, notify_one -> wait). Var(L) = 46875 u^2 (+ wake-up jitter);
-// planted share 30000 / 46875 = 0.64.
+// waker (release -> acquire, notify_one -> wait). Var(L) = 37500 u^2 (+ wake-up jitter);
+// planted share 30000 / 37500 = 0.80.
 // Critical-path rule: if the worker released the reply before the client reached acquire
 // (the client was preempted; a loaded machine), the acquire does not sleep, there is no
 // wake-up edge and that interval's realised cause time is 0.
@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
   g_released_ns = times(), g_waiting_ns = times();
   for (int i = 0; i < n; ++i) {
     g_work_u[i] = acc_uniform(&rng, 0, 600);
-    g_noise_u[i] = acc_uniform(&rng, 0, 450);
+    g_noise_u[i] = acc_uniform(&rng, 0, 300);
   }
   std::thread worker(sema_worker);
   for (int i = 0; i < n; ++i)
@@ -101,6 +101,6 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; ++i)
     if (g_released_ns[i] < g_waiting_ns[i]) // acquire found the reply: no wait, no edge
       g_cause_ns[i] = 0;
-  acc_report("semaphore", "sema_compute", g_lat_ns, g_cause_ns, nullptr, n, 30000.0 / 46875.0);
+  acc_report("semaphore", "sema_compute", g_lat_ns, g_cause_ns, nullptr, n, 30000.0 / 37500.0);
   return 0;
 }
