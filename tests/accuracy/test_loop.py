@@ -227,6 +227,26 @@ def realised_the_plant(program, truth: dict) -> bool:
     return truth["share"] >= program.min_share
 
 
+def test_kernel_wakeup_program_is_skipped_without_sched_file(tmp_path, monkeypatch):
+    """The skip rule alone (no loop): a program that needs the kernel's wake-ups is skipped,
+    with the trace, the loop's words about the recorder and its answer, when the trace has
+    no sched.vpk, and judged when it has one; other programs are always judged."""
+    monkeypatch.delenv("VPROF_ACCURACY_LOG", raising=False)  # no record of this fake run
+    needing = next(p for p in PROGRAMS if programs.KERNEL_WAKEUPS in p.needs)
+    plain = next(p for p in PROGRAMS if not p.needs)
+    res = {"trace_dir": tmp_path, "iterations": 1, "truth": {"share": 0.7},
+           "stderr": "vprof: warning: kernel wake-ups not recorded: bpf() not permitted\n",
+           "factors": [{"name": "Var waiter()", "share": 0.9}]}
+    skip_without_kernel_wakeups(plain, res)  # returns: nothing to skip
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        skip_without_kernel_wakeups(needing, res)
+    reason = str(skipped.value)
+    assert f"{tmp_path} has no sched.vpk" in reason and "bpf() not permitted" in reason
+    assert "the loop named Var waiter() at 0.900" in reason and "0.700" in reason
+    (tmp_path / programs.SCHED_FILE).write_bytes(b"")
+    skip_without_kernel_wakeups(needing, res)  # judged: the trace has the kernel's edges
+
+
 @pytest.mark.parametrize("name", [p.name for p in PROGRAMS])
 def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
     program = next(p for p in PROGRAMS if p.name == name)
