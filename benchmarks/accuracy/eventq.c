@@ -5,17 +5,18 @@
  * in arrival order: an ordinary request begins its interval, eq_parse (constant 3 u), and
  * detaches (VPROF_DETACH) to wait its turn; then it runs the queued work first in, first
  * out: a request re-attaches (VPROF_ATTACH), runs eq_handle_get (constant 5 u) and
- * eq_write_reply U(0, 30) u, and ends; the bulk job runs eq_handle_bulk U(100, 900) u.
+ * eq_write_reply U(0, 60) u, and ends; the bulk job runs eq_handle_bulk U(200, 1800) u.
  * eq_dispatch is the one entry of every step. The ordinary requests queued behind a bulk
  * job wait for all of it: the planted cause is eq_handle_bulk, work of no interval,
  * reached only by following a request's queued wait (detach -> attach on the loop thread)
  * into the loop's other work. Realised term per request: the time of eq_handle_bulk
  * between its detach and its attach; share = Var(that) / Var(L) over the requests. The
  * other requests' parse and handler times ahead of it are the unplanted rest (position in
- * the batch), so no closed form is given (0.96 by construction, simulated; the ordinary
- * work is kept short so that a loaded machine's preemptions of the loop thread fall mostly
- * in the bulk job, whose measured time includes them: 0.8-0.9 realised at load 12 on
- * 2 cores, where 20 u handlers gave 0.35-0.65). */
+ * the batch), so no closed form is given (0.96 by construction, simulated). The ordinary
+ * work is kept short and the bulk job long so that a loaded machine's preemptions of the
+ * loop thread (tens of ms at load 12 on 2 cores) fall mostly in the bulk job, whose
+ * measured time includes them: with 20 u handlers and U(100, 900) u bulk jobs the realised
+ * share was 0.15-0.65 there. */
 #include "acc_common.h"
 
 enum { kPerBatch = 4, kGapUnits = 100 };
@@ -115,10 +116,10 @@ int main(int argc, char **argv) {
   g_bulk_end_ns = acc_xcalloc(batches, sizeof(uint64_t));
   g_queue = acc_xcalloc(kPerBatch + 1, sizeof(eq_item));
   for (int i = 0; i < n; ++i)
-    g_reply_u[i] = acc_uniform(&rng, 0, 30);
+    g_reply_u[i] = acc_uniform(&rng, 0, 60);
   for (int b = 0; b < batches; ++b) {
     int bulk = acc_uniform(&rng, 0, 3) < 1;
-    double work = acc_uniform(&rng, 100, 900);
+    double work = acc_uniform(&rng, 200, 1800);
     g_bulk_slot[b] = (int)acc_uniform(&rng, 0, kPerBatch + 1);
     g_bulk_u[b] = bulk ? work : 0;
   }
