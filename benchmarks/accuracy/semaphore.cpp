@@ -7,10 +7,15 @@
 // sema_compute, U(0, 600) u (Var 30000 u^2), and sema_pack (constant 5 u) before the
 // release. Both waits are futex sleeps only the kernel's scheduler wake-ups pair with their
 // waker (release -> acquire, notify_one -> wait). Var(L) = 37500 u^2 (+ wake-up jitter);
-// planted share 30000 / 37500 = 0.80.
+// planted share 30000 / 37500 = 0.80 when every client blocks.
 // Critical-path rule: if the worker released the reply before the client reached acquire
 // (the client was preempted; a loaded machine), the acquire does not sleep, there is no
 // wake-up edge and that interval's realised cause time is 0.
+// How often that happens is the scheduler's choice (on 2 busy cores the woken worker often
+// preempts the client on its own CPU: 5-17 % of the intervals at load 3-12), and moving those
+// intervals' cause time into the rest gives a negative covariance that carries the realised
+// share from 0.5 to above 1.0: no closed form, analytic nan, the realised share is the
+// reference.
 #include "acc_common.h"
 
 #include <atomic>
@@ -101,6 +106,6 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; ++i)
     if (g_released_ns[i] < g_waiting_ns[i]) // acquire found the reply: no wait, no edge
       g_cause_ns[i] = 0;
-  acc_report("semaphore", "sema_compute", g_lat_ns, g_cause_ns, nullptr, n, 30000.0 / 37500.0);
+  acc_report("semaphore", "sema_compute", g_lat_ns, g_cause_ns, nullptr, n, -1);
   return 0;
 }
