@@ -4,15 +4,20 @@
  * scheduler wake-ups pair the sleeper's FUTEX_WAIT with the holder's FUTEX_WAKE (compare
  * customlock, the same lock with VPROF_WAIT_BEGIN/END + VPROF_WAKE marks, and rwlock, the
  * same shape behind a pthread rwlock). A flusher thread loops: fl_lock, fl_flush_log
- * U(50, 600) u (Var 25521 u^2), fl_unlock, then a constant 150 u pause. The main thread
- * runs one interval per append, arriving while a flush runs (it sleeps on a second futex,
- * outside the interval, until the flusher enters a section, then spins U(0, 40) u): fl_prepare
+ * U(50, 600) u (Var 25521 u^2), fl_unlock, then a 150 u pause, asleep (no interval's path
+ * runs through it, and a spinning pause kept the woken appender off the CPU: 0.53-0.60
+ * realised at load 3 against 0.73-0.76 asleep, with waits stretched over two sections by
+ * the flusher taking the lock again first). The main thread
+ * runs one interval per append, arriving just after a flush began (it sleeps on a second
+ * futex, outside the interval, until the flusher begins a section after its last append
+ * ended, then spins U(0, 40) u): fl_prepare
  * (constant 10 u), the lock, fl_copy_entry (constant 8 u), the unlock, then fl_reply
- * U(0, 300) u (Var 7500 u^2). So nearly every interval sleeps for the rest of a random
+ * U(0, 300) u (Var 7500 u^2). So nearly every interval sleeps for nearly all of a random
  * section: the wait's variance is the flusher's fl_flush_log, and the interval's own code
  * never runs it (share_self = 0). (Arrivals at random times, as in rwlock, left a loaded
  * 2-core machine few collisions: the flusher, starved of CPU, ran a fifth of its sections
- * and the realised share fell to 0.02-0.5.)
+ * and the realised share fell to 0.02-0.5; arrivals at any point of a running section gave
+ * 0.48-0.56 on a quiet machine, where the shorter residual waits vary less.)
  * Realised term per interval, by the critical-path rule: if the lock slept in the kernel
  * (a FUTEX_WAIT returned 0: a FUTEX_WAKE woke it), the path jumps to the flusher at its
  * wake and walks the flusher's thread back to the interval's begin, so T(s) = the
@@ -39,7 +44,8 @@ static unsigned char *g_slept;                /* interval i's lock slept in FUTE
 static uint64_t *g_fl_begin_ns, *g_fl_end_ns; /* flusher sections, in time order */
 static int g_flush_max, g_flush_count;
 static atomic_int g_stop;
-static atomic_int g_flushing; /* the flusher is inside a section (holds the lock) */
+static atomic_int g_sections;     /* sections the flusher has begun (a futex word) */
+static atomic_int g_flusher_done; /* out of sections: appends no longer wait for one */
 static fl_mutex g_log_lock;
 
 /* Returns whether the lock slept in the kernel (a FUTEX_WAIT that a FUTEX_WAKE ended). */
@@ -76,23 +82,24 @@ void fl_flush_log(int w) { ACC_SPIN_UNITS(g_flush_u[w]); }
 /* The flusher thread (the waker). */
 void *flusher_main(void *arg) {
   (void)arg;
+  struct timespec pause = {0, (long)(150 * ACC_UNIT_NS)};
   int w = 0;
   while (!atomic_load(&g_stop) && w < g_flush_max) {
     fl_lock(&g_log_lock);
-    atomic_store(&g_flushing, 1);
-    syscall(SYS_futex, (int *)&g_flushing, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+    atomic_fetch_add(&g_sections, 1);
+    syscall(SYS_futex, (int *)&g_sections, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
     g_fl_begin_ns[w] = ACC_NOW_NS();
     fl_flush_log(w);
-    atomic_store(&g_flushing, 0);
     g_fl_end_ns[w] = ACC_NOW_NS();
     fl_unlock(&g_log_lock);
     ++w;
-    ACC_SPIN_UNITS(150);
+    nanosleep(&pause, NULL); /* off every interval's path: an append begins in a section */
   }
   g_flush_count = w;
   /* out of sections (a starved main thread): the appends left run without a flusher */
-  atomic_store(&g_flushing, 1);
-  syscall(SYS_futex, (int *)&g_flushing, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
+  atomic_store(&g_flusher_done, 1);
+  atomic_fetch_add(&g_sections, 1);
+  syscall(SYS_futex, (int *)&g_sections, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, 1, NULL, NULL, 0);
   return NULL;
 }
 
@@ -154,11 +161,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "futexlock: pthread_create failed\n");
     return 1;
   }
+  int seen = 0;
   for (int i = 0; i < n; ++i) {
-    while (!atomic_load(&g_flushing)) /* the append arrives during a flush */
-      syscall(SYS_futex, (int *)&g_flushing, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, 0, NULL, NULL, 0);
+    while (!atomic_load(&g_flusher_done) && atomic_load(&g_sections) == seen)
+      syscall(SYS_futex, (int *)&g_sections, FUTEX_WAIT | FUTEX_PRIVATE_FLAG, seen, NULL, NULL, 0);
     ACC_SPIN_UNITS(g_offset_u[i]);
     handle_append(i);
+    seen = atomic_load(&g_sections); /* the next append waits for a section begun after */
   }
   atomic_store(&g_stop, 1);
   pthread_join(flusher, NULL);
