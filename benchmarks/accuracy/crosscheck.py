@@ -106,6 +106,8 @@ def main() -> int:
             real = f"{truth['share']:.3f}"
             diffs = [abs(s - truth["share"]) * 100 for s, _ in got]
         shown = ", ".join(f"{s:.3f}{' (via wait)' if w else ''}" for s, w in got) or "not named"
+        if programs.KERNEL_WAKEUPS in p.needs:  # the program runs here without the recorder
+            shown += " (needs the kernel's wake-ups: none recorded here)"
         diff = ", ".join(f"{d:.1f}" for d in diffs) or "-"
         print(f"| {name} | {real} | {shown} | {diff} | {top} |", flush=True)
     return 0

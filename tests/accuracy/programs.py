@@ -34,6 +34,12 @@ MANIFEST = ACCURACY_DIR / "manifest.toml"
 
 _KV = re.compile(r"(\w+)=(\S+)")
 
+# Values of a program's `needs` (manifest.toml documents them): what the trace must hold,
+# beyond the runtime's streams, for vprof to reach the cause.
+KERNEL_WAKEUPS = "kernel_wakeups"  # the scheduler's wake-ups: sched.vpk in the trace directory
+NEEDS = (KERNEL_WAKEUPS,)
+SCHED_FILE = "sched.vpk"  # runtime/include/vprof/sched_format.h, VPROF_SCHED_FILE_NAME
+
 
 def parse_kv_line(stdout: str, prefix: str) -> Optional[dict]:
     """Returns the last line of `stdout` starting with `prefix:` as a dict of its
@@ -88,6 +94,8 @@ class Program:
     # loop test still requires the right top-1, and reports the share check as an expected
     # failure with this text until it is fixed
     known_issue: Optional[str] = None
+    # what the trace must hold beyond the runtime's streams (`needs`, values in NEEDS)
+    needs: tuple = ()
 
     @property
     def cmake_target(self) -> str:
@@ -185,9 +193,13 @@ def load_programs(manifest: pathlib.Path = MANIFEST) -> list[Program]:
                 intervals=int(e["intervals"]), build=e["build"], run_cmd=e["run"],
                 analytic_share=e.get("analytic_share"), wait=e.get("wait"),
                 waker_roots=tuple(e.get("waker_roots", ())),
-                known_issue=e.get("known_issue")))
+                known_issue=e.get("known_issue"), needs=tuple(e.get("needs", ()))))
         except KeyError as missing:
             raise ValueError(f"{manifest}: program #{i + 1}: missing key {missing}") from None
+        unknown = [n for n in programs[-1].needs if n not in NEEDS]
+        if unknown:
+            raise ValueError(f"{manifest}: program #{i + 1} ({e['name']}): unknown `needs` "
+                             f"value(s) {unknown}; known: {list(NEEDS)}")
     return programs
 
 

@@ -7,7 +7,10 @@ within ±5 percentage points of the share the same run realised (truth.txt of th
 A run in which the program itself did not realise its planted cause (its measured share
 off the analytic one, or below the manifest's min_share: an overloaded machine) is
 repeated, up to four times, and the test is skipped (with the realised shares) if none
-did: the precondition failed, not the profiler; see realised_the_plant.
+did: the precondition failed, not the profiler; see realised_the_plant. A program whose
+cause lies behind a wait only the kernel's scheduler wake-ups explain (`needs =
+["kernel_wakeups"]`) is skipped, saying why and what the loop named, when the analysed
+trace has no sched.vpk.
 
 Iterations per program are printed and appended (one JSON line per program) to
 $VPROF_ACCURACY_LOG when that variable is set (the RESULTS.md table is made from it).
@@ -15,6 +18,7 @@ $VPROF_ACCURACY_LOG when that variable is set (the RESULTS.md table is made from
 import json
 import os
 import pathlib
+import re
 import sqlite3
 import subprocess
 import sys
@@ -127,7 +131,40 @@ def run_loop(program, project: pathlib.Path, vprof: pathlib.Path, seed: int = 1,
     assert (project / report["trace_dir"]).is_dir(), report["trace_dir"]
     return {"db": db, "run": run, "iterations": iteration + 1, "factors": factors,
             "truth": truth, "seconds": seconds, "stop": stop[-1] if stop else "",
-            "warnings": warnings, "notes": report["notes"]}
+            "warnings": warnings, "notes": report["notes"],
+            "trace_dir": project / report["trace_dir"], "stderr": loop.stderr}
+
+
+def skip_without_kernel_wakeups(program, res: dict) -> None:
+    """Skips a program whose cause lies behind a wait only the kernel's scheduler wake-ups
+    explain (manifest `needs = ["kernel_wakeups"]`) when the analysed trace has no sched.vpk
+    (the recorder did not run: not built, not privileged, not started): such a run cannot
+    say anything about vprof. The reason names the trace directory, what the loop said
+    about the recorder and what the loop named without the kernel's edges (also appended
+    to $VPROF_ACCURACY_LOG)."""
+    if programs.KERNEL_WAKEUPS not in program.needs:
+        return
+    trace = pathlib.Path(res["trace_dir"])
+    if (trace / programs.SCHED_FILE).exists():
+        return
+    said = [l.strip() for l in res["stderr"].splitlines()
+            if re.search(r"sched|recorder|kernel|wake-up", l, re.IGNORECASE)]
+    top = res["factors"][0] if res["factors"] else None
+    record = {"program": program.name, "skipped": f"no {programs.SCHED_FILE}",
+              "top_factor": top["name"] if top else None,
+              "share": round(top["share"], 4) if top else None,
+              "truth": round(res["truth"]["share"], 4), "iterations": res["iterations"]}
+    print(f"\naccuracy-loop: {json.dumps(record)}")
+    if os.environ.get("VPROF_ACCURACY_LOG"):
+        with open(os.environ["VPROF_ACCURACY_LOG"], "a") as log:
+            log.write(json.dumps(record) + "\n")
+    named = f"{top['name']} at {top['share']:.3f}" if top else "no factor"
+    pytest.skip(f"{program.name} needs the kernel's wake-ups ({program.wait} is a wait no "
+                f"interposer sees), but the analysed trace {trace} has no "
+                f"{programs.SCHED_FILE}: " + ("; ".join(said[-3:]) or
+                                               "the loop said nothing about a recorder")
+                + f". Without them the loop named {named} (realised share of "
+                f"{program.cause[0]}: {res['truth']['share']:.3f})")
 
 
 @pytest.fixture(scope="session")
@@ -192,6 +229,26 @@ def realised_the_plant(program, truth: dict) -> bool:
     return truth["share"] >= program.min_share
 
 
+def test_kernel_wakeup_program_is_skipped_without_sched_file(tmp_path, monkeypatch):
+    """The skip rule alone (no loop): a program that needs the kernel's wake-ups is skipped,
+    with the trace, the loop's words about the recorder and its answer, when the trace has
+    no sched.vpk, and judged when it has one; other programs are always judged."""
+    monkeypatch.delenv("VPROF_ACCURACY_LOG", raising=False)  # no record of this fake run
+    needing = next(p for p in PROGRAMS if programs.KERNEL_WAKEUPS in p.needs)
+    plain = next(p for p in PROGRAMS if not p.needs)
+    res = {"trace_dir": tmp_path, "iterations": 1, "truth": {"share": 0.7},
+           "stderr": "vprof: warning: kernel wake-ups not recorded: bpf() not permitted\n",
+           "factors": [{"name": "Var waiter()", "share": 0.9}]}
+    skip_without_kernel_wakeups(plain, res)  # returns: nothing to skip
+    with pytest.raises(pytest.skip.Exception) as skipped:
+        skip_without_kernel_wakeups(needing, res)
+    reason = str(skipped.value)
+    assert f"{tmp_path} has no sched.vpk" in reason and "bpf() not permitted" in reason
+    assert "the loop named Var waiter() at 0.900" in reason and "0.700" in reason
+    (tmp_path / programs.SCHED_FILE).write_bytes(b"")
+    skip_without_kernel_wakeups(needing, res)  # judged: the trace has the kernel's edges
+
+
 @pytest.mark.parametrize("name", [p.name for p in PROGRAMS])
 def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
     program = next(p for p in PROGRAMS if p.name == name)
@@ -201,6 +258,7 @@ def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
                        seed=1 + attempt)
         truth = res["truth"]
         assert truth is not None and truth["program"] == name
+        skip_without_kernel_wakeups(program, res)
         shares.append(round(truth["share"], 3))
         if realised_the_plant(program, truth):
             break

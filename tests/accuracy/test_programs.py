@@ -45,9 +45,11 @@ def test_manifest_describes_the_sources():
     make = (programs.ACCURACY_DIR / "Makefile").read_text()
     for p in PROGRAMS:
         assert p.kind in ("var", "cov") and len(p.cause) == (2 if p.kind == "cov" else 1)
-        assert p.via in ("call", "wakeup", "handoff")
+        assert p.via in ("call", "wakeup", "handoff", "queue")
         assert (p.via == "wakeup") == (p.wait is not None) == bool(p.waker_roots), p.name
         assert p.analytic_share is None or 0 < p.analytic_share < 1
+        assert set(p.needs) <= set(programs.NEEDS), p.name
+        assert programs.KERNEL_WAKEUPS not in p.needs or p.via == "wakeup", p.name
         text = "".join(s.read_text() for s in p.source_paths())
         for fn in p.cause + p.roots + p.waker_roots:
             assert re.search(r"\b%s\s*\(" % re.escape(fn.split("::")[-1]), text), (p.name, fn)
@@ -67,9 +69,10 @@ def test_program_runs_and_prints_truth(built, tmp_path, name):
     assert s["intervals"] == p.intervals
     assert s["mean_us"] > 0 and s["var_us2"] > 0
     assert math.isfinite(t["share"])
-    if p.name in ("convoy", "customlock", "rwlock", "eventloop"):  # two calling contexts
+    if p.name in ("convoy", "customlock", "rwlock", "eventloop", "futexlock"):  # two contexts
         assert t["share_self"] >= 0 and t["share_waker"] >= 0
-        assert t["mean_waker_us"] > 0 and (t["mean_self_us"] > 0) == (p.name != "rwlock")
+        waker_only = p.name in ("rwlock", "futexlock")  # the intervals never run the cause
+        assert t["mean_waker_us"] > 0 and (t["mean_self_us"] > 0) == (not waker_only)
     if p.analytic_share is None:
         assert t["analytic"] is None
     else:
@@ -99,6 +102,36 @@ def test_realised_share_matches_construction(built, tmp_path, name):
         pytest.skip(f"{name}: load average {os.getloadavg()[0]:.1f}: shares {shares} not judged")
     pytest.fail(f"{name}: realised shares {shares}, expected "
                 f"{p.analytic_share if p.analytic_share is not None else '>= %s' % p.min_share}")
+
+
+def test_unknown_needs_value_is_refused(tmp_path):
+    manifest = tmp_path / "manifest.toml"
+    entry = programs.MANIFEST.read_text().split("\n[[program]]\n")[1]  # deep's keys
+    manifest.write_text("[[program]]\n" + entry + 'needs = ["perf_counters"]\n')
+    with pytest.raises(ValueError, match=r"manifest.toml: program #1 \(deep\): unknown "
+                                         r"`needs` value\(s\) \['perf_counters'\]"):
+        programs.load_programs(manifest)
+
+
+# The blocking calls the runtime interposes (runtime/src/rt_sync.c): a wait in one of them
+# has its waker without the kernel's scheduler events.
+INTERPOSED_WAITS = ("pthread_cond_wait", "pthread_cond_timedwait", "pthread_cond_clockwait",
+                    "pthread_rwlock_rdlock", "pthread_rwlock_wrlock", "pthread_rwlock_timedrdlock",
+                    "pthread_rwlock_timedwrlock", "pthread_rwlock_clockrdlock",
+                    "pthread_rwlock_clockwrlock", "sem_wait", "sem_timedwait", "sem_clockwait")
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in PROGRAMS
+                                        if programs.KERNEL_WAKEUPS in p.needs))
+def test_kernel_wakeup_program_calls_no_interposed_wait(built, name):
+    """A program that needs the kernel's wake-ups blocks where no interposer sees it: its
+    binary imports none of the interposed waits (e.g. libstdc++ built with
+    _GLIBCXX_USE_POSIX_SEMAPHORE would turn std::binary_semaphore into sem_wait, and the
+    program would no longer test what it says)."""
+    nm = subprocess.run(["nm", "-D", "--undefined-only", str(BY_NAME[name].cmake_binary(built))],
+                        capture_output=True, text=True, check=True)
+    imported = {line.split()[-1].split("@")[0] for line in nm.stdout.splitlines() if line.strip()}
+    assert not imported & set(INTERPOSED_WAITS), sorted(imported & set(INTERPOSED_WAITS))
 
 
 @pytest.mark.parametrize("args", [["--bogus"], ["--intervals", "3"], ["--seed"]])
