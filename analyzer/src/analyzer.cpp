@@ -307,6 +307,7 @@ void kernel_waits(const trace::Trace &tr, const EngineOutput &eo, AnalysisResult
   k.net_receive = eo.pseudo_waits[kPseudoNet];
   k.timer = eo.pseudo_waits[kPseudoTimer];
   k.other_process = eo.pseudo_waits[kPseudoProcess];
+  k.unrecorded_thread = eo.pseudo_waits[kPseudoUnrecorded];
   for (const auto &w : tr.warnings())
     res.warnings.push_back(w);
   if (k.lost)

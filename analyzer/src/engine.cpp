@@ -1191,6 +1191,8 @@ void Engine::kernel_waker(const Thread &th, std::int64_t t, std::int32_t &src, s
   const auto self = static_cast<std::int32_t>(&th - threads_.data());
   if (w.waker >= 0 && w.waker != self)
     src = w.waker;
+  else if (w.waker < 0 && (w.flags & trace::kWakerUnrecorded))
+    pseudo = kPseudoUnrecorded;
   else if (w.waker < 0)
     pseudo = pseudo_waker(static_cast<WaitKind>(th.wkind),
                           (w.flags & VPROF_SCHED_WAKER_IRQ) != 0 || w.other == 0);

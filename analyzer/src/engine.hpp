@@ -57,6 +57,9 @@ enum PseudoWaker : std::uint8_t {
   kPseudoNet,     // [net] receive
   kPseudoTimer,   // [timer]
   kPseudoProcess, // [process] other
+  // a task of the traced process tree that wrote no records (a thread or child process whose
+  // code no plan probes yet): the planner expands into the static wakers of the wait's kind
+  kPseudoUnrecorded, // [thread] without records
   kPseudoWakers
 };
 // The pseudo-waker's key word ("io-device", ...; the node path's "wait:<tag>") and its

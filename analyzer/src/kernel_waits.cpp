@@ -9,13 +9,14 @@
 namespace vprof::analyzer::detail {
 
 const char *pseudo_waker_tag(unsigned p) {
-  static const char *tags[] = {"none", "io-device", "net-receive", "timer", "other-process"};
+  static const char *tags[] = {"none",  "io-device",     "net-receive",
+                               "timer", "other-process", "unrecorded-thread"};
   return p < kPseudoWakers ? tags[p] : "?";
 }
 
 const char *pseudo_waker_name(unsigned p) {
-  static const char *names[] = {"[none]", "[io] block device", "[net] receive", "[timer]",
-                                "[process] other"};
+  static const char *names[] = {"[none]",  "[io] block device", "[net] receive",
+                                "[timer]", "[process] other",   "[thread] without records"};
   return p < kPseudoWakers ? names[p] : "?";
 }
 

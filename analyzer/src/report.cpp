@@ -238,7 +238,8 @@ std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
            " woken by traced threads; [io] block device " + std::to_string(k.io_device) +
            ", [net] receive " + std::to_string(k.net_receive) + ", [timer] " +
            std::to_string(k.timer) + ", [process] other " + std::to_string(k.other_process) +
-           "), " + std::to_string(k.filled) + " interposed waits given the kernel's waker, " +
+           ", [thread] without records " + std::to_string(k.unrecorded_thread) + "), " +
+           std::to_string(k.filled) + " interposed waits given the kernel's waker, " +
            std::to_string(k.clamped) + " kernel events clamped, " + std::to_string(k.lost) +
            " lost\n";
   }
@@ -335,7 +336,8 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
                     {{"io-device", k.io_device},
                      {"net-receive", k.net_receive},
                      {"timer", k.timer},
-                     {"other-process", k.other_process}}},
+                     {"other-process", k.other_process},
+                     {"unrecorded-thread", k.unrecorded_thread}}},
                    {"filled", k.filled},
                    {"clamped", k.clamped},
                    {"lost", k.lost}};

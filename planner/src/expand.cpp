@@ -19,11 +19,29 @@ std::vector<FunctionId> wakers_of_kind(ws::Database &db, const std::string &wait
       {"cond", {"pthread_cond_signal", "pthread_cond_broadcast"}},
       {"sem", {"sem_post"}},
       {"custom", {"vprof_wake"}}};
+  // Kernel waits (docs/analyzer.md, "Kernel waits"): the calls that end them, as glob
+  // patterns of the callee's qualified name (a futex is woken by a promise's set_value, a
+  // semaphore's release, an atomic's notify, or a raw futex syscall; a pipe, socket or
+  // eventfd read by a write or send to it).
+  static const std::vector<std::pair<std::string, std::vector<std::string>>> kernel = {
+      {"futex",
+       {"*::set_value", "*::set_value_at_thread_exit", "*::set_exception", "*::notify_one",
+        "*::notify_all", "*semaphore*::release", "*latch::count_down", "*barrier*::arrive*",
+        "syscall", "*futex_wake*"}},
+      {"read", {"write", "writev", "send", "sendto", "sendmsg", "eventfd_write"}},
+      {"poll", {"write", "writev", "send", "sendto", "sendmsg", "eventfd_write"}},
+      {"write", {"read", "readv", "recv", "recvfrom", "recvmsg"}},
+      {"child", {"exit", "_exit"}}};
   std::vector<FunctionId> fs;
   for (const auto &[kind, names] : primitives)
     if (kind == wait_kind)
       for (const auto &name : names)
         for (auto f : ws::defined_callers_of(db, name))
+          fs.push_back(f);
+  for (const auto &[kind, patterns] : kernel)
+    if (kind == wait_kind)
+      for (const auto &pattern : patterns)
+        for (auto f : ws::defined_callers_matching(db, pattern))
           fs.push_back(f);
   return fs;
 }

@@ -220,6 +220,43 @@ TEST(KernelWaits, PseudoWakersNameWhatWokeTheWait) {
   EXPECT_NE(json.find("\"io-device\": 2"), std::string::npos) << json.substr(0, 600);
 }
 
+// A waker that belongs to the recorded process tree (the file shows it sleeping or running)
+// but wrote no records — a worker thread or a forked server whose code no plan probes yet —
+// is "[thread] without records", not another process: the planner expands into the static
+// wakers of the wait's kind there. A waker the file never shows as a subject stays
+// "[process] other".
+TEST(KernelWaits, AWakerOfTheTreeWithoutRecordsIsNamedSo) {
+  auto dir = fresh_dir("unrecorded");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 5, 1)
+      .exit(1, 50, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 60)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 2, 100)
+      .enter(1, 105, 1)
+      .exit(1, 150, 1)
+      .emit(VPROF_REC_INTERVAL_END, 2, 160);
+  SchedBuilder s;
+  s.sleep(10, 1, 1, SYS_read).wake(40, 1, 1, 33, 1, false).run(45, 1, 1);
+  s.sleep(20, 33, 1, SYS_futex).wake(22, 33, 1, 0, 0, true).run(23, 33, 1);  // tid 33 in the tree
+  s.sleep(110, 1, 1, SYS_read).wake(140, 1, 1, 44, 9, false).run(145, 1, 1); // 44: not
+  b.write(dir);
+  s.write(dir);
+  auto eo = run(dir);
+  ASSERT_EQ(eo.intervals.size(), 2u);
+  EXPECT_EQ(eo.pseudo_waits[kPseudoUnrecorded], 1u);
+  EXPECT_EQ(eo.pseudo_waits[kPseudoProcess], 1u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 15},
+                                      {"/s1", 10},
+                                      {"/s1/wait:read/wait:unrecorded-thread", 30},
+                                      {"/s1/wait:read/wait:wakeup", 5}}));
+  auto res = vprof::analyzer::analyze(dir, nullptr, {.bootstrap_samples = 0});
+  EXPECT_EQ(res.kernel.unrecorded_thread, 1u);
+  EXPECT_NE(vprof::analyzer::render_text(res).find("[thread] without records 1"),
+            std::string::npos);
+}
+
 // The interposed mutex wait of test_critical_path's MutexWaitFollowsTheHolder.
 TraceBuilder mutex_trace() {
   TraceBuilder b(1);

@@ -207,6 +207,7 @@ struct KernelWaitStats {
   // kernel waits ended at a pseudo-waker: [io] block device, [net] receive, [timer],
   // [process] other
   std::uint64_t io_device = 0, net_receive = 0, timer = 0, other_process = 0;
+  std::uint64_t unrecorded_thread = 0; // woken by a task of the tree that wrote no records
 };
 
 struct AnalysisResult {

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <fstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include <sys/syscall.h>
 
@@ -327,6 +328,10 @@ void Trace::place_kernel_events() {
         tids.exit(r.tid, times[k]);
     }
     tids.sort();
+    // every task the recorder followed appears as the subject of some record
+    std::unordered_set<std::uint32_t> tree;
+    for (const auto &r : file.records)
+      tree.insert(r.tid);
     SchedInfo info = file.info;
     info.host = host;
     for (std::size_t k = 0; k < file.records.size(); ++k) {
@@ -347,8 +352,11 @@ void Trace::place_kernel_events() {
       if (r.kind == VPROF_SCHED_SLEEP)
         e.syscall = vprof_sched_syscall(&r);
       // in interrupt context the task `other` names was only interrupted: no waker
-      if (r.kind == VPROF_SCHED_WAKE && !(r.flags & VPROF_SCHED_WAKER_IRQ))
+      if (r.kind == VPROF_SCHED_WAKE && !(r.flags & VPROF_SCHED_WAKER_IRQ)) {
         e.waker = tids.find(r.other, r.other_pid, times[k]);
+        if (e.waker < 0 && r.other != 0 && tree.count(r.other))
+          e.flags |= kWakerUnrecorded;
+      }
       kernel_events_[static_cast<std::size_t>(th)].push_back(e);
     }
     sched_.push_back(std::move(info));

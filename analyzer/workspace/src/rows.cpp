@@ -78,6 +78,14 @@ std::vector<std::pair<FunctionId, int>> call_sites_naming_by_caller(Database &db
   return out;
 }
 
+std::vector<FunctionId> defined_callers_matching(Database &db, const std::string &pattern) {
+  auto st = db.prepare("SELECT DISTINCT c.caller FROM calls c JOIN functions p ON p.id = "
+                       "c.callee JOIN functions d ON d.id = c.caller WHERE p.name GLOB ? "
+                       "AND d.defined = 1 ORDER BY c.caller");
+  st.bind(1, pattern);
+  return ids(std::move(st));
+}
+
 std::vector<FunctionId> defined_callers_of(Database &db, const std::string &name) {
   auto st = db.prepare("SELECT DISTINCT c.caller FROM calls c JOIN functions p ON p.id = "
                        "c.callee JOIN functions d ON d.id = c.caller WHERE p.name = ? "

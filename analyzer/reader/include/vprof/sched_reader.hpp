@@ -26,6 +26,10 @@ struct SchedInfo {
 };
 
 // One scheduler event of a traced thread (a stream), on the run's time line.
+// KernelEvent::flags beside VPROF_SCHED_WAKER_IRQ: the waking task belongs to the recorded
+// process tree (it slept, woke or ran as a subject of the file) but wrote no stream records.
+inline constexpr std::uint8_t kWakerUnrecorded = 1u << 7;
+
 struct KernelEvent {
   std::int64_t t = 0;      // run ticks
   std::uint8_t kind = 0;   // enum vprof_sched_kind

@@ -43,6 +43,9 @@ CallSiteCount call_sites_in(Database &db, FunctionId f);
 std::vector<std::pair<FunctionId, int>> call_sites_naming_by_caller(Database &db, FunctionId f);
 // The defined functions that call a function named `name` (pthread_cond_signal...).
 std::vector<FunctionId> defined_callers_of(Database &db, const std::string &name);
+// The same for every callee whose qualified name matches the GLOB `pattern`
+// ("*::notify_one"), in id order.
+std::vector<FunctionId> defined_callers_matching(Database &db, const std::string &pattern);
 std::vector<FunctionId> annotated_functions(Database &db);
 // Defined functions whose qualified name or USR is `name`.
 std::vector<FunctionId> functions_named(Database &db, const std::string &name);
