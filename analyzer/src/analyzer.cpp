@@ -484,10 +484,19 @@ NodeFacts heights_and_specificity(const DbFacts &facts, AnalysisResult &res) {
   // are more specific than the wait they explain, deeper ones more so.
   std::vector<double> dist(N, 0.0);
   nf.spec.assign(N, 0.0);
+  // A kernel wait is part of the time of the function (or the outside call) that waited,
+  // and so are its pseudo-waker and wake-up delay below it: as specific as that frame, not a
+  // level below it, and not "waker's work" — so the frame's whole time, not a slice of it
+  // that names no code ("[io] block device"), ranks as the answer. A traced waker's frames
+  // below the wait keep the waker rule.
+  std::vector<char> in_call(N, 0);
   for (std::size_t i = 1; i < N; ++i) {
     const Node &n = res.nodes[i];
     int w = nf.wait_anc[i];
-    if (n.kind == Node::Kind::Untracked) {
+    in_call[i] = n.kind == Node::Kind::Wait && (is_kernel_wait_name(n.wait) || in_call[n.parent]);
+    if (in_call[i]) {
+      dist[i] = dist[n.parent];
+    } else if (n.kind == Node::Kind::Untracked) {
       dist[i] = w < 0 ? 0.0 : dist[w];
     } else if (w < 0) {
       dist[i] = H - std::clamp(hraw[i], 0, H);
@@ -513,6 +522,24 @@ bool is_wakeup_delay(const AnalysisResult &res, int node) {
          n.wait == wait_kind_name(kWakeup);
 }
 
+// A kernel wait (or its pseudo-waker or wake-up delay) directly inside a timed call of an
+// outside function: the place the call's time belongs to takes it too.
+bool in_outside_call(const AnalysisResult &res, const PlaceTable &pt, int node) {
+  const Node &n = res.nodes[static_cast<std::size_t>(node)];
+  if (n.parent <= 0)
+    return false;
+  const Node &p = res.nodes[static_cast<std::size_t>(n.parent)];
+  const int pp = pt.place_of[static_cast<std::size_t>(n.parent)];
+  if (pp < 0)
+    return false;
+  if (p.kind == Node::Kind::Site)
+    return pt.kind[static_cast<std::size_t>(pp)] == Place::Kind::Call &&
+           is_kernel_wait_name(n.wait);
+  // below a folded kernel wait: its pseudo-waker and its wake-up delay (not a waker's frames)
+  return p.kind == Node::Kind::Wait && n.kind == Node::Kind::Wait &&
+         in_outside_call(res, pt, n.parent);
+}
+
 // Every site and wait node belongs to one place, the root to "outside probed functions"
 // (its body: the interval's own time where no probed frame is open), (untracked) to none. A
 // call of a function defined in the program belongs to the callee (with its body below it:
@@ -523,6 +550,7 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
   const std::size_t N = res.nodes.size();
   PlaceTable pt;
   pt.place_of.assign(N, -1);
+  pt.folded.assign(N, 0);
   std::unordered_map<std::string, int> place_index;
   if (N > 0) {
     pt.key.push_back(kOutsideKey);
@@ -552,6 +580,13 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
     std::int64_t fn = 0, holder = 0, psite = 0;
     Place::Kind pkind = Place::Kind::Function;
     if (n.kind == Node::Kind::Untracked) {
+      continue;
+    } else if (n.kind == Node::Kind::Wait && in_outside_call(res, pt, static_cast<int>(i))) {
+      // a kernel wait inside a timed call of an outside function (fdatasync, read) is that
+      // call's time, as it was before the kernel's events split it: one place, the call's;
+      // its waker's work (if a traced thread woke it) reaches the path through that place
+      pt.place_of[i] = pt.place_of[n.parent];
+      pt.folded[i] = 1;
       continue;
     } else if (n.kind == Node::Kind::Wait && is_wakeup_delay(res, static_cast<int>(i))) {
       // the waiter's delay after the release: a place of its own beside the wait's
@@ -885,6 +920,10 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
   for (Eigen::Index c = first; c < C; ++c) {
     int nd = gt.present[c];
     if (pt.place_of[nd] < 0)
+      continue;
+    // a kernel wait folded into an outside call's place is no context of its own: the call's
+    // node (the site a plan times) stands for the place
+    if (pt.folded[static_cast<std::size_t>(nd)])
       continue;
     int q = gplace[pt.place_of[nd]];
     VectorXd x = S.col(c);

@@ -49,6 +49,8 @@ enum WaitKind : std::uint8_t {
 };
 const char *wait_kind_name(unsigned k);
 inline bool is_kernel_wait(unsigned k) { return k >= kFutex && k <= kKernel; }
+// The same by the wait's name ("futex", "io", ...: wait_kind_name).
+bool is_kernel_wait_name(const std::string &name);
 
 // What woke a kernel wait when no traced thread did (a child node of the wait).
 enum PseudoWaker : std::uint8_t {

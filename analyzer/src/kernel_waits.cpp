@@ -20,6 +20,13 @@ const char *pseudo_waker_name(unsigned p) {
   return p < kPseudoWakers ? names[p] : "?";
 }
 
+bool is_kernel_wait_name(const std::string &name) {
+  for (unsigned k = kFutex; k <= kKernel; ++k)
+    if (name == wait_kind_name(k))
+      return true;
+  return false;
+}
+
 WaitKind kernel_wait_kind(std::int32_t syscall) {
   const char *name = trace::sched_wait_kind(syscall);
   for (unsigned k = kFutex; k <= kKernel; ++k)

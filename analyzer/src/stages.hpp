@@ -88,6 +88,9 @@ struct PlaceTable {
   std::vector<std::string> key, name;
   std::vector<std::int64_t> function, holder, site;
   std::vector<Place::Kind> kind;
+  // node -> 1 for a kernel wait (or its pseudo-waker, wake-up delay) folded into the place of
+  // the outside call it happened in: part of that call's time, never the place's context
+  std::vector<char> folded;
 };
 
 PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts);
