@@ -188,7 +188,10 @@ def test_child_process_is_traced(handoff_run):
     # nanosleep ends in the timer interrupt: the waker is whatever ran there, flagged
     for nap in naps:
         wake = wake_of(child, nap)
-        assert wake and wake.flags & sched_file.WAKER_IRQ, (str(nap), str(wake))
+        # a timer interrupt: flagged, or taken on an idle CPU, where the waker is the idle
+        # task (tid 0; sched_format.h: "0: the idle task, that is an interrupt")
+        assert wake and (wake.flags & sched_file.WAKER_IRQ or wake.other == 0), \
+            (str(nap), str(wake))
     assert child[-1].kind == sched_file.EXIT
     # the parent waits in wait4 and the child's exit wakes it, from the child
     main = tasks[info["main"]]
@@ -260,8 +263,10 @@ def test_full_ring_counts_lost_records(recorder, handoff, tmp_path):
     assert_file_whole(f)
     ring_capacity = (1 << 20) // (sched_file.RECORD.size + 8)  # 8-byte ring record header
     assert 0 < len(f.records) <= ring_capacity
-    # each of A's and B's sleeps gave a SLEEP, a WAKE and a RUN, kept or lost
-    assert len(f.records) + f.lost >= 3 * sum(info["sleeps"]), (len(f.records), f.lost)
+    # each of A's and B's sleeps gave a SLEEP, a WAKE and a RUN, kept or lost — nearly: a
+    # futex wait the program counts can be woken before its task left the CPU (a WAKE, no
+    # SLEEP or RUN), so a few per mille may be missing (4 of 203,232 in one CI run)
+    assert len(f.records) + f.lost >= 0.99 * 3 * sum(info["sleeps"]), (len(f.records), f.lost)
     assert f"{f.lost} lost" in err and f.lost > 0
 
 
