@@ -489,12 +489,12 @@ NodeFacts heights_and_specificity(const DbFacts &facts, AnalysisResult &res) {
   // level below it, and not "waker's work" — so the frame's whole time, not a slice of it
   // that names no code ("[io] block device"), ranks as the answer. A traced waker's frames
   // below the wait keep the waker rule.
-  std::vector<char> in_call(N, 0);
+  std::vector<char> of_frame(N, 0);
   for (std::size_t i = 1; i < N; ++i) {
     const Node &n = res.nodes[i];
     int w = nf.wait_anc[i];
-    in_call[i] = n.kind == Node::Kind::Wait && (is_kernel_wait_name(n.wait) || in_call[n.parent]);
-    if (in_call[i]) {
+    of_frame[i] = n.kind == Node::Kind::Wait && (is_kernel_wait_name(n.wait) || of_frame[n.parent]);
+    if (of_frame[i]) {
       dist[i] = dist[n.parent];
     } else if (n.kind == Node::Kind::Untracked) {
       dist[i] = w < 0 ? 0.0 : dist[w];
@@ -536,8 +536,7 @@ bool in_outside_call(const AnalysisResult &res, const PlaceTable &pt, int node) 
     return pt.kind[static_cast<std::size_t>(pp)] == Place::Kind::Call &&
            is_kernel_wait_name(n.wait);
   // below a folded kernel wait: its pseudo-waker and its wake-up delay (not a waker's frames)
-  return p.kind == Node::Kind::Wait && n.kind == Node::Kind::Wait &&
-         in_outside_call(res, pt, n.parent);
+  return p.kind == Node::Kind::Wait && n.kind == Node::Kind::Wait && pt.folded[n.parent];
 }
 
 // Every site and wait node belongs to one place, the root to "outside probed functions"

@@ -1,6 +1,7 @@
 // Starting and stopping vprof-sched beside the workload; saying once, loudly, when it
 // cannot record.
 #include "kernel_wakeups.hpp"
+#include "pipeline.hpp"
 #include "process.hpp"
 
 #include <cerrno>
@@ -19,12 +20,6 @@ namespace vprof::driver {
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path self_dir() {
-  std::error_code ec;
-  fs::path p = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : p.parent_path();
-}
 
 bool executable(const fs::path &p) {
   std::error_code ec;

@@ -19,13 +19,11 @@
 namespace vprof::driver {
 namespace fs = std::filesystem;
 
-namespace {
 fs::path self_dir() {
   std::error_code ec;
   fs::path p = fs::read_symlink("/proc/self/exe", ec);
   return ec ? fs::path() : p.parent_path();
 }
-} // namespace
 
 Tools find_tools() {
   Tools t;

@@ -25,6 +25,10 @@ struct Tools {
   std::filesystem::path cxx; // vprof-c++
 };
 
+// The directory of the running vprof executable (empty if /proc/self/exe cannot be read):
+// where the installed layout keeps its sibling tools.
+std::filesystem::path self_dir();
+
 // Finds vprof-cc / vprof-c++: next to this executable (installed layout), else where the
 // build tree put them. Throws InputError naming what is missing.
 Tools find_tools();
