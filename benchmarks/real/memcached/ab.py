@@ -43,9 +43,11 @@ def main() -> int:
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=6)
     ap.add_argument("--cause", default="on", choices=["on", "off"])
+    ap.add_argument("--project", help="the loop's project folder (default: "
+                    "$VPROF_REAL_CACHE/memcached/project-<scenario>, run.sh's)")
     a = ap.parse_args()
     plain, final = CACHE / "plain" / "memcached", CACHE / "vprof" / "memcached"
-    project = CACHE / f"project-{a.scenario}"
+    project = pathlib.Path(a.project) if a.project else CACHE / f"project-{a.scenario}"
     if not plain.exists() or not (project / ".vprof").exists():
         sys.exit(f"ab.py: no build or no loop for {a.scenario}; run run.sh {a.scenario} first")
     vprof = pathlib.Path(os.environ.get("VPROF_BUILD_DIR", REPO / "build")) / "driver" / "vprof"

@@ -62,8 +62,10 @@ def main() -> int:
     ap.add_argument("scenario", nargs="?", default="hol", choices=["hol", "stats"])
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=4)
+    ap.add_argument("--project", help="the loop's project folder (default: "
+                    "$VPROF_REAL_CACHE/memcached/project-<scenario>, run.sh's)")
     a = ap.parse_args()
-    project = CACHE / f"project-{a.scenario}"
+    project = pathlib.Path(a.project) if a.project else CACHE / f"project-{a.scenario}"
     db = project / ".vprof" / "vprof.db"
     if not db.exists():
         sys.exit(f"truth.py: {db}: no workspace; run run.sh {a.scenario} first")
