@@ -105,9 +105,35 @@ std::uint64_t PoissonWeights::next() {
   return z ^ (z >> 31);
 }
 
+namespace {
+
+// The draw of u's top byte when the whole byte's range of u falls in one k (kSplit when it
+// straddles a boundary of the CDF: about 5 of 256, which compare u itself).
+constexpr std::uint8_t kSplit = 0xff;
+std::array<std::uint8_t, 256> poisson_by_top_byte(const std::array<std::uint64_t, kMax> &cdf) {
+  std::array<std::uint8_t, 256> t{};
+  for (std::uint64_t b = 0; b < 256; ++b) {
+    const std::uint64_t lo = b << 56, hi = lo | ((1ull << 56) - 1);
+    unsigned k_lo = 0, k_hi = 0;
+    while (lo > cdf[k_lo])
+      ++k_lo;
+    while (hi > cdf[k_hi])
+      ++k_hi;
+    t[b] = k_lo == k_hi ? static_cast<std::uint8_t>(k_lo) : kSplit;
+  }
+  return t;
+}
+
+} // namespace
+
+// K = the smallest k with u <= P(K <= k) 2^64: by the top byte's table, else by the CDF
 unsigned PoissonWeights::draw() {
   static const std::array<std::uint64_t, kMax> cdf = poisson_cdf();
+  static const std::array<std::uint8_t, 256> by_byte = poisson_by_top_byte(cdf);
   const std::uint64_t u = next();
+  const std::uint8_t k0 = by_byte[u >> 56];
+  if (k0 != kSplit)
+    return k0;
   unsigned k = 0;
   while (u > cdf[k])
     ++k;

@@ -33,16 +33,24 @@ using Eigen::VectorXd;
 
 namespace {
 
-// Linear-interpolation percentile (R type 7) of an unsorted copy.
-double percentile(std::vector<double> v, double p) {
+// Linear-interpolation percentile (R type 7) of an unsorted vector, which it reorders: the
+// two order statistics around p * (n - 1) by selection (linear time, no sort), exactly the
+// sorted vector's values.
+double percentile_in_place(std::vector<double> &v, double p) {
   if (v.empty())
     return 0;
-  std::sort(v.begin(), v.end());
   double pos = p * static_cast<double>(v.size() - 1);
   auto i = static_cast<std::size_t>(pos);
   double f = pos - static_cast<double>(i);
-  return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+  const double lo = v[i];
+  if (i + 1 >= v.size())
+    return lo;
+  const double hi = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(i) + 1, v.end());
+  return lo + f * (hi - lo);
 }
+
+double percentile(std::vector<double> v, double p) { return percentile_in_place(v, p); }
 
 } // namespace
 
@@ -63,9 +71,9 @@ LatencyStats latency_stats(const VectorXd &L) {
   s.min_ns = L.minCoeff();
   s.max_ns = L.maxCoeff();
   std::vector<double> v(L.data(), L.data() + L.size());
-  s.p50_ns = percentile(v, 0.50);
-  s.p95_ns = percentile(v, 0.95);
-  s.p99_ns = percentile(v, 0.99);
+  s.p50_ns = percentile_in_place(v, 0.50);
+  s.p95_ns = percentile_in_place(v, 0.95);
+  s.p99_ns = percentile_in_place(v, 0.99);
   return s;
 }
 
@@ -1152,7 +1160,8 @@ auto block_column(const GroupTimes &gt, const Col &c, const MatrixXd &S, const M
 // Poisson bootstrap (docs/statistics.md, "Bootstrap"): replicate b weighs interval i by
 // w_bi ~ Poisson(1); its share of a term is Cov_w(x, y) / Var_w(L) from the weighted sums
 // of 1, L, L^2, x, y and x y (centred at the full sample's means), filled in one pass for
-// every replicate at once: memory replicates x (3 + 3 factors), whatever the intervals.
+// every replicate at once: memory replicates x (3 + columns + products), whatever the
+// number of intervals.
 void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
                          const std::vector<std::size_t> &order, const AnalyzeOptions &opt,
                          std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes) {
@@ -1162,13 +1171,37 @@ void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
   const int samples = opt.bootstrap_samples;
   if (samples <= 0 || nci <= 0 || I <= 1)
     return;
-  std::vector<std::pair<Col, Col>> cols;
+  // Z's columns: 1, L, L^2, the distinct columns x of the factors' terms, then the distinct
+  // products x y (a variance term's x x), all centred at the full sample's means
+  std::vector<Col> vars;
+  std::vector<std::pair<Eigen::Index, Eigen::Index>> prods;
+  struct Slots {
+    Eigen::Index x, y, xy;
+  };
+  std::vector<Slots> slots;
+  auto slot_of_var = [&](const Col &c) {
+    for (std::size_t v = 0; v < vars.size(); ++v)
+      if (vars[v].node == c.node && vars[v].body == c.body)
+        return static_cast<Eigen::Index>(v);
+    vars.push_back(c);
+    return static_cast<Eigen::Index>(vars.size() - 1);
+  };
   for (int r = 0; r < nci; ++r) {
     const auto &fc = terms.cols[order[r]];
-    cols.push_back({fc.first, fc.second.node >= 0 ? fc.second : fc.first});
+    const Eigen::Index x = slot_of_var(fc.first),
+                       y = fc.second.node >= 0 ? slot_of_var(fc.second) : x;
+    const std::pair<Eigen::Index, Eigen::Index> xy{std::min(x, y), std::max(x, y)};
+    auto it = std::find(prods.begin(), prods.end(), xy);
+    if (it == prods.end())
+      it = prods.insert(prods.end(), xy);
+    slots.push_back({x, y, static_cast<Eigen::Index>(it - prods.begin())});
   }
+  const Eigen::Index V = static_cast<Eigen::Index>(vars.size());
+  const Eigen::Index q = 3 + V + static_cast<Eigen::Index>(prods.size());
+  std::vector<double> var_mean;
+  for (const auto &c : vars)
+    var_mean.push_back(gt.cols.mean(variable_of(gt, c)));
   const double mean_L = gt.cols.ref_mean();
-  const Eigen::Index q = 3 + 3 * static_cast<Eigen::Index>(nci);
   ReplicateSums rs(samples, q);
   PoissonWeights weights(rng());
   MatrixXd Z, W;
@@ -1178,13 +1211,11 @@ void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
     Z.col(0).setOnes();
     Z.col(1) = T.col(0).array() - mean_L;
     Z.col(2) = Z.col(1).array().square();
-    for (int r = 0; r < nci; ++r) {
-      const auto &[a, b] = cols[static_cast<std::size_t>(r)];
-      const Eigen::Index z = 3 + 3 * r;
-      Z.col(z) = block_column(gt, a, S, T).array() - gt.cols.mean(variable_of(gt, a));
-      Z.col(z + 1) = block_column(gt, b, S, T).array() - gt.cols.mean(variable_of(gt, b));
-      Z.col(z + 2) = Z.col(z).cwiseProduct(Z.col(z + 1));
-    }
+    for (Eigen::Index v = 0; v < V; ++v)
+      Z.col(3 + v) = block_column(gt, vars[v], S, T).array() - var_mean[v];
+    for (std::size_t k = 0; k < prods.size(); ++k)
+      Z.col(3 + V + static_cast<Eigen::Index>(k)) =
+          Z.col(3 + prods[k].first).cwiseProduct(Z.col(3 + prods[k].second));
     W.resize(samples, n);
     weights.fill(W);
     rs.add_rows(W, Z);
@@ -1196,9 +1227,9 @@ void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
       continue; // every weight 0 (a tiny group): no replicate
     const double mL = rs.sums(b, 1) / w, vL = rs.sums(b, 2) / w - mL * mL;
     for (int r = 0; r < nci; ++r) {
-      const Eigen::Index z = 3 + 3 * r;
-      const double mx = rs.sums(b, z) / w, my = rs.sums(b, z + 1) / w;
-      const double term = (rs.sums(b, z + 2) / w - mx * my) *
+      const Slots &sl = slots[static_cast<std::size_t>(r)];
+      const double mx = rs.sums(b, 3 + sl.x) / w, my = rs.sums(b, 3 + sl.y) / w;
+      const double term = (rs.sums(b, 3 + V + sl.xy) / w - mx * my) *
                           (gr.factors[r].kind == Factor::Kind::Covariance ? 2 : 1);
       shares[static_cast<std::size_t>(r)].push_back(vL > 0 ? term / vL : 0);
     }
