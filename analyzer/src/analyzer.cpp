@@ -4,6 +4,7 @@
 // runs the stages of stages.hpp in order.
 #include "vprof/analyzer.hpp"
 
+#include "accumulators.hpp"
 #include "engine.hpp"
 #include "stages.hpp"
 #include "vprof/trace_reader.hpp"
@@ -32,18 +33,24 @@ using Eigen::VectorXd;
 
 namespace {
 
-// Linear-interpolation percentile (R type 7) of an unsorted copy.
-double percentile(std::vector<double> v, double p) {
+// Linear-interpolation percentile (R type 7) of an unsorted vector, which it reorders: the
+// two order statistics around p * (n - 1) by selection (linear time, no sort), exactly the
+// sorted vector's values.
+double percentile_in_place(std::vector<double> &v, double p) {
   if (v.empty())
     return 0;
-  std::sort(v.begin(), v.end());
   double pos = p * static_cast<double>(v.size() - 1);
   auto i = static_cast<std::size_t>(pos);
   double f = pos - static_cast<double>(i);
-  return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
+  std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(i), v.end());
+  const double lo = v[i];
+  if (i + 1 >= v.size())
+    return lo;
+  const double hi = *std::min_element(v.begin() + static_cast<std::ptrdiff_t>(i) + 1, v.end());
+  return lo + f * (hi - lo);
 }
 
-double mean_of(const VectorXd &x) { return x.size() ? x.mean() : 0.0; }
+double percentile(std::vector<double> v, double p) { return percentile_in_place(v, p); }
 
 } // namespace
 
@@ -64,9 +71,9 @@ LatencyStats latency_stats(const VectorXd &L) {
   s.min_ns = L.minCoeff();
   s.max_ns = L.maxCoeff();
   std::vector<double> v(L.data(), L.data() + L.size());
-  s.p50_ns = percentile(v, 0.50);
-  s.p95_ns = percentile(v, 0.95);
-  s.p99_ns = percentile(v, 0.99);
+  s.p50_ns = percentile_in_place(v, 0.50);
+  s.p95_ns = percentile_in_place(v, 0.95);
+  s.p99_ns = percentile_in_place(v, 0.99);
   return s;
 }
 
@@ -681,10 +688,41 @@ std::vector<IntervalGroup> interval_groups(const EngineOutput &eo, int min_group
   return groups;
 }
 
+// The rows of a block: about 4 M doubles per matrix (S and T), between 64 and 4096 rows.
+constexpr Eigen::Index kBlockDoubles = Eigen::Index{1} << 22;
+
+void for_each_block(const GroupTimes &gt, const BlockFn &fn) {
+  if (!gt.eo)
+    return;
+  const EngineOutput &eo = *gt.eo;
+  const double ns_per_tick = 1e9 / eo.ticks_per_second;
+  const Eigen::Index I = static_cast<Eigen::Index>(gt.intervals.size());
+  const Eigen::Index C = static_cast<Eigen::Index>(gt.present.size());
+  const Eigen::Index rows =
+      std::clamp<Eigen::Index>(kBlockDoubles / std::max<Eigen::Index>(C, 1), 64, 4096);
+  MatrixXd S, T;
+  for (Eigen::Index first = 0; first < I; first += rows) {
+    const Eigen::Index n = std::min(rows, I - first);
+    S.setZero(n, C); // self time = body
+    for (Eigen::Index row = 0; row < n; ++row) {
+      const auto &r = eo.intervals[gt.intervals[static_cast<std::size_t>(first + row)]];
+      for (std::uint32_t k = 0; k < r.times_n; ++k) {
+        const auto &nt = eo.times[r.times_off + k];
+        S(row, gt.col_of[nt.node]) += static_cast<double>(nt.ticks) * ns_per_tick;
+      }
+    }
+    T = S; // inclusive
+    for (Eigen::Index c = C - 1; c > 0; --c)
+      T.col(gt.parent_col[static_cast<std::size_t>(c)]) += T.col(c);
+    fn(first, S, T);
+  }
+}
+
 GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> &ivs) {
   const std::size_t N = eo.nodes.size();
-  const double ns_per_tick = 1e9 / eo.ticks_per_second;
   GroupTimes gt;
+  gt.eo = &eo;
+  gt.intervals = ivs;
   const Eigen::Index I = static_cast<Eigen::Index>(ivs.size());
   // columns: nodes seen in this group plus their ancestors, ascending id
   gt.col_of.assign(N, -1);
@@ -709,28 +747,57 @@ GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> 
   for (std::size_t c = 0; c < present.size(); ++c)
     col_of[present[c]] = static_cast<int>(c);
   const Eigen::Index C = static_cast<Eigen::Index>(present.size());
-  gt.S = MatrixXd::Zero(I, C); // self time = body
-  for (Eigen::Index row = 0; row < I; ++row) {
-    const auto &r = eo.intervals[ivs[row]];
-    for (std::uint32_t k = 0; k < r.times_n; ++k) {
-      const auto &nt = eo.times[r.times_off + k];
-      gt.S(row, col_of[nt.node]) += static_cast<double>(nt.ticks) * ns_per_tick;
-    }
-  }
-  gt.T = gt.S; // inclusive
-  for (Eigen::Index c = C - 1; c > 0; --c) {
-    int parent = static_cast<int>(eo.nodes[present[c]].parent);
-    gt.T.col(col_of[parent]) += gt.T.col(c);
-  }
-  gt.L = gt.T.col(col_of[0]);
+  gt.parent_col.assign(present.size(), -1);
   gt.kids.assign(N, {});
-  for (Eigen::Index c = 1; c < C; ++c)
-    gt.kids[eo.nodes[present[c]].parent].push_back(present[c]);
+  for (Eigen::Index c = 1; c < C; ++c) {
+    const auto parent = eo.nodes[present[c]].parent;
+    gt.parent_col[c] = col_of[parent];
+    gt.kids[parent].push_back(present[c]);
+  }
+  // the one pass: L, the columns' moments against L, each expanded node's cross-products
+  gt.L.resize(I);
+  gt.cols = RefMoments(2 * C);
+  for (int nd : present)
+    if (!gt.kids[nd].empty())
+      gt.trees.emplace(nd, CrossProducts(static_cast<Eigen::Index>(gt.kids[nd].size()) + 1));
+  MatrixXd TS, X;
+  for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
+    const Eigen::Index n = S.rows();
+    gt.L.segment(first, n) = T.col(0);
+    TS.resize(n, 2 * C);
+    TS << T, S;
+    gt.cols.add_rows(TS, T.col(0));
+    for (auto &[nd, cp] : gt.trees) {
+      const auto &ch = gt.kids[nd];
+      const Eigen::Index k = static_cast<Eigen::Index>(ch.size());
+      X.resize(n, k + 1);
+      for (Eigen::Index j = 0; j < k; ++j)
+        X.col(j) = T.col(col_of[ch[j]]);
+      X.col(k) = S.col(col_of[nd]);
+      cp.add_rows(X);
+    }
+  });
   return gt;
 }
 
+DenseTimes dense_times(const GroupTimes &gt) {
+  const Eigen::Index I = static_cast<Eigen::Index>(gt.intervals.size());
+  const Eigen::Index C = static_cast<Eigen::Index>(gt.present.size());
+  DenseTimes d{MatrixXd::Zero(I, C), MatrixXd::Zero(I, C)};
+  for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
+    d.S.middleRows(first, S.rows()) = S;
+    d.T.middleRows(first, T.rows()) = T;
+  });
+  return d;
+}
+
 VectorXd column(const GroupTimes &gt, const Col &c) {
-  return c.body ? VectorXd(gt.S.col(gt.col_of[c.node])) : VectorXd(gt.T.col(gt.col_of[c.node]));
+  VectorXd x(static_cast<Eigen::Index>(gt.intervals.size()));
+  const int col = gt.col_of[c.node];
+  for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
+    x.segment(first, S.rows()) = c.body ? S.col(col) : T.col(col);
+  });
+  return x;
 }
 
 // ---- trees ----------------------------------------------------------------------------
@@ -738,10 +805,7 @@ VectorXd column(const GroupTimes &gt, const Col &c) {
 Terms variance_trees(const AnalysisResult &res, const DbFacts &facts, const NodeFacts &nf,
                      const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions &opt,
                      GroupResult &gr) {
-  const Eigen::Index I = gt.L.size(), C = static_cast<Eigen::Index>(gt.present.size());
-  const auto &S = gt.S;
-  const auto &T = gt.T;
-  const auto &L = gt.L;
+  const Eigen::Index C = static_cast<Eigen::Index>(gt.present.size());
   const double varL = gr.latency.var_ns2;
   auto spec_of = [&](int node, bool body) { return body && node == 0 ? 0.0 : nf.spec[node]; };
   auto is_leaf = [&](int node, bool body) {
@@ -769,29 +833,24 @@ Terms variance_trees(const AnalysisResult &res, const DbFacts &facts, const Node
     int nd = gt.present[c];
     NodeStats ns;
     ns.node = nd;
-    VectorXd tn = T.col(c), bn = S.col(c);
-    ns.mean_ns = mean_of(tn);
-    ns.var_ns2 = cov_of(tn, tn);
-    ns.body_mean_ns = mean_of(bn);
-    ns.body_var_ns2 = cov_of(bn, bn);
+    // T_n is variable c of the columns' moments, B_n variable C + c
+    ns.mean_ns = gt.cols.mean(c);
+    ns.var_ns2 = gt.cols.var(c);
+    ns.body_mean_ns = gt.cols.mean(C + c);
+    ns.body_var_ns2 = gt.cols.var(C + c);
     ns.share = varL > 0 ? ns.var_ns2 / varL : 0;
-    ns.contribution = varL > 0 ? cov_of(tn, L) / varL : 0;
-    ns.body_contribution = varL > 0 ? cov_of(bn, L) / varL : 0;
+    ns.contribution = varL > 0 ? gt.cols.cov_ref(c) / varL : 0;
+    ns.body_contribution = varL > 0 ? gt.cols.cov_ref(C + c) / varL : 0;
     const auto &ch = gt.kids[nd];
     if (!ch.empty()) {
       ns.expanded = true;
       const Eigen::Index k = static_cast<Eigen::Index>(ch.size());
-      MatrixXd X(I, k + 1);
       std::vector<Col> cols;
-      for (Eigen::Index j = 0; j < k; ++j) {
-        X.col(j) = T.col(gt.col_of[ch[j]]);
+      for (Eigen::Index j = 0; j < k; ++j)
         cols.push_back({ch[j], false});
-      }
-      X.col(k) = bn;
       cols.push_back({nd, true});
-      MatrixXd Xc = X.rowwise() - X.colwise().mean();
-      MatrixXd Cov = I > 0 ? MatrixXd((Xc.transpose() * Xc) / static_cast<double>(I))
-                           : MatrixXd::Zero(k + 1, k + 1);
+      // Cov of [T of the children..., B_n], from the node's cross-products
+      const MatrixXd Cov = gt.trees.at(nd).cov();
       double total = Cov.sum(), scale = std::max(std::abs(ns.var_ns2), Cov.cwiseAbs().sum());
       ns.residual = scale > 0 ? std::abs(total - ns.var_ns2) / scale : 0;
       gr.max_residual = std::max(gr.max_residual, ns.residual);
@@ -869,13 +928,12 @@ Terms variance_trees(const AnalysisResult &res, const DbFacts &facts, const Node
 // there; its specificity is kOutsideSpecificity (the root's own is 0).
 void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt,
                  const AnalyzeOptions &opt, GroupResult &gr) {
-  const Eigen::Index I = gt.L.size(), C = static_cast<Eigen::Index>(gt.present.size());
-  const auto &S = gt.S;
-  const auto &L = gt.L;
+  const Eigen::Index C = static_cast<Eigen::Index>(gt.present.size());
   const double varL = gr.latency.var_ns2;
   std::vector<int> gplace(pt.key.size(), -1), plist;
-  // column 0 is the root; its body joins when it ever held time (times are never negative)
-  const Eigen::Index first = C > 0 && I > 0 && S.col(0).maxCoeff() > 0 ? 0 : 1;
+  // column 0 is the root; its body joins when it ever held time (times are never negative:
+  // its mean is above 0)
+  const Eigen::Index first = C > 0 && gt.cols.count() > 0 && gt.cols.mean(C) > 0 ? 0 : 1;
   auto spec_of = [&](int node) { return node == 0 ? kOutsideSpecificity : nf.spec[node]; };
   for (Eigen::Index c = first; c < C; ++c) {
     int p = pt.place_of[gt.present[c]];
@@ -885,7 +943,6 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
     }
   }
   const Eigen::Index P = static_cast<Eigen::Index>(plist.size());
-  MatrixXd X = MatrixXd::Zero(I, P);
   std::vector<int> contexts(plist.size(), 0);
   // the same split by the way the place reaches the critical path (own path or one
   // wait's waker): its contributions and the specificity of each way
@@ -897,7 +954,6 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
     int p = pt.place_of[nd];
     if (p < 0)
       continue;
-    X.col(gplace[p]) += S.col(c);
     ++contexts[gplace[p]];
     auto [it, fresh] =
         route_col.try_emplace({gplace[p], pt.via_of[nd]}, static_cast<int>(routes.size()));
@@ -907,12 +963,27 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
     }
     route_spec[it->second] = std::min(route_spec[it->second], spec_of(nd));
   }
-  MatrixXd R = MatrixXd::Zero(I, static_cast<Eigen::Index>(routes.size()));
+  // one pass: each place's time X_p (variable q) and each route's R_r (variable P + r), the
+  // sums of their nodes' self times, against L
+  const Eigen::Index NR = static_cast<Eigen::Index>(routes.size());
+  std::vector<std::pair<Eigen::Index, Eigen::Index>> vars_of(static_cast<std::size_t>(C), {-1, -1});
   for (Eigen::Index c = first; c < C; ++c) {
     int nd = gt.present[c];
     if (pt.place_of[nd] >= 0)
-      R.col(route_col[{gplace[pt.place_of[nd]], pt.via_of[nd]}]) += S.col(c);
+      vars_of[c] = {gplace[pt.place_of[nd]],
+                    P + route_col[{gplace[pt.place_of[nd]], pt.via_of[nd]}]};
   }
+  RefMoments xm(P + NR);
+  MatrixXd XR;
+  for_each_block(gt, [&](Eigen::Index, const MatrixXd &S, const MatrixXd &T) {
+    XR.setZero(S.rows(), P + NR);
+    for (Eigen::Index c = first; c < C; ++c)
+      if (vars_of[c].first >= 0) {
+        XR.col(vars_of[c].first) += S.col(c);
+        XR.col(vars_of[c].second) += S.col(c);
+      }
+    xm.add_rows(XR, T.col(0));
+  });
   // the context (node) carrying most of each place's contribution
   std::vector<int> best_node(plist.size(), -1);
   std::vector<double> best_cov(plist.size(), -std::numeric_limits<double>::infinity());
@@ -925,8 +996,7 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
     if (pt.folded[static_cast<std::size_t>(nd)])
       continue;
     int q = gplace[pt.place_of[nd]];
-    VectorXd x = S.col(c);
-    double cv = cov_of(x, L);
+    double cv = gt.cols.cov_ref(C + c); // Cov(B_n, L)
     if (cv > best_cov[static_cast<std::size_t>(q)]) {
       best_cov[static_cast<std::size_t>(q)] = cv;
       best_node[static_cast<std::size_t>(q)] = nd;
@@ -934,12 +1004,11 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
   }
   std::vector<std::vector<std::pair<double, int>>> by_place(plist.size()); // (contrib, route)
   for (std::size_t r = 0; r < routes.size(); ++r) {
-    VectorXd x = R.col(static_cast<Eigen::Index>(r));
-    by_place[routes[r].first].push_back({varL > 0 ? cov_of(x, L) / varL : 0, static_cast<int>(r)});
+    const double cv = xm.cov_ref(P + static_cast<Eigen::Index>(r));
+    by_place[routes[r].first].push_back({varL > 0 ? cv / varL : 0, static_cast<int>(r)});
   }
   for (Eigen::Index q = 0; q < P; ++q) {
     int p = plist[q];
-    VectorXd x = X.col(q);
     Place pl;
     pl.key = pt.key[p];
     pl.name = pt.name[p];
@@ -949,10 +1018,10 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
     pl.site = pt.site[p];
     pl.node = best_node[q];
     pl.contexts = contexts[q];
-    pl.mean_ns = mean_of(x);
-    pl.var_ns2 = cov_of(x, x);
+    pl.mean_ns = xm.mean(q);
+    pl.var_ns2 = xm.var(q);
     pl.share = varL > 0 ? pl.var_ns2 / varL : 0;
-    pl.contribution = varL > 0 ? cov_of(x, L) / varL : 0;
+    pl.contribution = varL > 0 ? xm.cov_ref(q) / varL : 0;
     auto &ways = by_place[q];
     std::sort(ways.begin(), ways.end(), [&](const auto &a, const auto &b) {
       return a.first != b.first ? a.first > b.first : a.second < b.second;
@@ -986,9 +1055,7 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
 // self time): how much of Var(L) each kind of waiting stands for.
 void wait_stats(const AnalysisResult &res, const NodeFacts &nf, const PlaceTable &pt,
                 const GroupTimes &gt, GroupResult &gr) {
-  const Eigen::Index I = gt.L.size(), C = static_cast<Eigen::Index>(gt.present.size());
-  const auto &T = gt.T;
-  const auto &L = gt.L;
+  const Eigen::Index C = static_cast<Eigen::Index>(gt.present.size());
   const double varL = gr.latency.var_ns2;
   std::vector<int> gw(pt.key.size(), -1), wlist;
   for (Eigen::Index c = 1; c < C; ++c) {
@@ -1001,7 +1068,8 @@ void wait_stats(const AnalysisResult &res, const NodeFacts &nf, const PlaceTable
       wlist.push_back(p);
     }
   }
-  MatrixXd W = MatrixXd::Zero(I, static_cast<Eigen::Index>(wlist.size()));
+  const Eigen::Index NW = static_cast<Eigen::Index>(wlist.size());
+  std::vector<Eigen::Index> var_of(static_cast<std::size_t>(C), -1);
   std::vector<int> wctx(wlist.size(), 0);
   std::vector<double> wspec(wlist.size(), std::numeric_limits<double>::infinity());
   for (Eigen::Index c = 1; c < C; ++c) {
@@ -1009,22 +1077,34 @@ void wait_stats(const AnalysisResult &res, const NodeFacts &nf, const PlaceTable
     if (res.nodes[nd].kind != Node::Kind::Wait || nf.wait_anc[nd] >= 0)
       continue;
     int q = gw[pt.place_of[nd]];
-    W.col(q) += T.col(c);
+    var_of[c] = q;
     ++wctx[q];
     wspec[q] = std::min(wspec[q], nf.spec[nd]);
   }
+  if (NW == 0)
+    return;
+  // one pass: each kind's W_q, the sum of its waits' inclusive times, against L
+  RefMoments wm(NW);
+  MatrixXd W;
+  for_each_block(gt, [&](Eigen::Index, const MatrixXd &, const MatrixXd &T) {
+    W.setZero(T.rows(), NW);
+    for (Eigen::Index c = 1; c < C; ++c)
+      if (var_of[c] >= 0)
+        W.col(var_of[c]) += T.col(c);
+    wm.add_rows(W, T.col(0));
+  });
   for (std::size_t q = 0; q < wlist.size(); ++q) {
-    VectorXd x = W.col(static_cast<Eigen::Index>(q));
+    const auto v = static_cast<Eigen::Index>(q);
     Place pl;
     pl.key = pt.key[wlist[q]];
     pl.name = pt.name[wlist[q]];
     pl.kind = Place::Kind::Wait;
     pl.holder = pt.holder[wlist[q]];
     pl.contexts = wctx[q];
-    pl.mean_ns = mean_of(x);
-    pl.var_ns2 = cov_of(x, x);
+    pl.mean_ns = wm.mean(v);
+    pl.var_ns2 = wm.var(v);
     pl.share = varL > 0 ? pl.var_ns2 / varL : 0;
-    pl.contribution = varL > 0 ? cov_of(x, L) / varL : 0;
+    pl.contribution = varL > 0 ? wm.cov_ref(v) / varL : 0;
     pl.specificity = wspec[q];
     pl.vprofiler_score = pl.specificity * pl.share;
     pl.score = pl.specificity * pl.contribution;
@@ -1065,48 +1145,97 @@ std::vector<std::size_t> rank_factors(const AnalysisResult &res, const std::vect
 
 // ---- bootstrap ------------------------------------------------------------------------
 
+namespace {
+
+// A column's variable in gt.cols (T_c: c, B_c: C + c) and its values in a block.
+Eigen::Index variable_of(const GroupTimes &gt, const Col &c) {
+  return gt.col_of[c.node] + (c.body ? static_cast<Eigen::Index>(gt.present.size()) : 0);
+}
+auto block_column(const GroupTimes &gt, const Col &c, const MatrixXd &S, const MatrixXd &T) {
+  return c.body ? S.col(gt.col_of[c.node]) : T.col(gt.col_of[c.node]);
+}
+
+} // namespace
+
+// Poisson bootstrap (docs/statistics.md, "Bootstrap"): replicate b weighs interval i by
+// w_bi ~ Poisson(1); its share of a term is Cov_w(x, y) / Var_w(L) from the weighted sums
+// of 1, L, L^2, x, y and x y (centred at the full sample's means), filled in one pass for
+// every replicate at once: memory replicates x (3 + columns + products), whatever the
+// number of intervals.
 void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
                          const std::vector<std::size_t> &order, const AnalyzeOptions &opt,
                          std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes) {
+  (void)notes; // the replicates are never reduced any more
   const Eigen::Index I = gt.L.size();
-  const auto &L = gt.L;
-  int nci = std::min<int>(opt.ci_factors, static_cast<int>(order.size()));
-  // Cost is samples x factors x intervals: past ~4e8 element visits (a few seconds) the
-  // number of samples is reduced, never below 50 (reported in the warnings).
-  int samples = opt.bootstrap_samples;
-  if (samples > 50 && static_cast<double>(samples) * nci * static_cast<double>(I) > 4e8) {
-    samples =
-        std::max(50, static_cast<int>(4e8 / (static_cast<double>(nci) * static_cast<double>(I))));
-    notes.push_back("group '" + gr.label + "': bootstrap reduced to " + std::to_string(samples) +
-                    " samples (" + std::to_string(I) + " intervals)");
-  }
+  const int nci = std::min<int>(opt.ci_factors, static_cast<int>(order.size()));
+  const int samples = opt.bootstrap_samples;
   if (samples <= 0 || nci <= 0 || I <= 1)
     return;
-  std::vector<std::pair<VectorXd, VectorXd>> xs;
+  // Z's columns: 1, L, L^2, the distinct columns x of the factors' terms, then the distinct
+  // products x y (a variance term's x x), all centred at the full sample's means
+  std::vector<Col> vars;
+  std::vector<std::pair<Eigen::Index, Eigen::Index>> prods;
+  struct Slots {
+    Eigen::Index x, y, xy;
+  };
+  std::vector<Slots> slots;
+  auto slot_of_var = [&](const Col &c) {
+    for (std::size_t v = 0; v < vars.size(); ++v)
+      if (vars[v].node == c.node && vars[v].body == c.body)
+        return static_cast<Eigen::Index>(v);
+    vars.push_back(c);
+    return static_cast<Eigen::Index>(vars.size() - 1);
+  };
   for (int r = 0; r < nci; ++r) {
     const auto &fc = terms.cols[order[r]];
-    xs.push_back(
-        {column(gt, fc.first), fc.second.node >= 0 ? column(gt, fc.second) : column(gt, fc.first)});
+    const Eigen::Index x = slot_of_var(fc.first),
+                       y = fc.second.node >= 0 ? slot_of_var(fc.second) : x;
+    const std::pair<Eigen::Index, Eigen::Index> xy{std::min(x, y), std::max(x, y)};
+    auto it = std::find(prods.begin(), prods.end(), xy);
+    if (it == prods.end())
+      it = prods.insert(prods.end(), xy);
+    slots.push_back({x, y, static_cast<Eigen::Index>(it - prods.begin())});
   }
-  std::vector<std::vector<double>> shares(nci);
-  std::uniform_int_distribution<Eigen::Index> pick(0, I - 1);
-  VectorXd Lb(I), xb(I), yb(I);
-  std::vector<Eigen::Index> idx(I);
+  const Eigen::Index V = static_cast<Eigen::Index>(vars.size());
+  const Eigen::Index q = 3 + V + static_cast<Eigen::Index>(prods.size());
+  std::vector<double> var_mean;
+  for (const auto &c : vars)
+    var_mean.push_back(gt.cols.mean(variable_of(gt, c)));
+  const double mean_L = gt.cols.ref_mean();
+  ReplicateSums rs(samples, q);
+  PoissonWeights weights(rng());
+  MatrixXd Z, W;
+  for_each_block(gt, [&](Eigen::Index, const MatrixXd &S, const MatrixXd &T) {
+    const Eigen::Index n = S.rows();
+    Z.resize(n, q);
+    Z.col(0).setOnes();
+    Z.col(1) = T.col(0).array() - mean_L;
+    Z.col(2) = Z.col(1).array().square();
+    for (Eigen::Index v = 0; v < V; ++v)
+      Z.col(3 + v) = block_column(gt, vars[v], S, T).array() - var_mean[v];
+    for (std::size_t k = 0; k < prods.size(); ++k)
+      Z.col(3 + V + static_cast<Eigen::Index>(k)) =
+          Z.col(3 + prods[k].first).cwiseProduct(Z.col(3 + prods[k].second));
+    W.resize(samples, n);
+    weights.fill(W);
+    rs.add_rows(W, Z);
+  });
+  std::vector<std::vector<double>> shares(static_cast<std::size_t>(nci));
   for (int b = 0; b < samples; ++b) {
-    for (auto &v : idx)
-      v = pick(rng);
-    for (Eigen::Index i = 0; i < I; ++i)
-      Lb[i] = L[idx[i]];
-    double vL = cov_of(Lb, Lb);
+    const double w = rs.sums(b, 0);
+    if (w <= 0)
+      continue; // every weight 0 (a tiny group): no replicate
+    const double mL = rs.sums(b, 1) / w, vL = rs.sums(b, 2) / w - mL * mL;
     for (int r = 0; r < nci; ++r) {
-      for (Eigen::Index i = 0; i < I; ++i) {
-        xb[i] = xs[r].first[idx[i]];
-        yb[i] = xs[r].second[idx[i]];
-      }
-      double term = cov_of(xb, yb) * (gr.factors[r].kind == Factor::Kind::Covariance ? 2 : 1);
-      shares[r].push_back(vL > 0 ? term / vL : 0);
+      const Slots &sl = slots[static_cast<std::size_t>(r)];
+      const double mx = rs.sums(b, 3 + sl.x) / w, my = rs.sums(b, 3 + sl.y) / w;
+      const double term = (rs.sums(b, 3 + V + sl.xy) / w - mx * my) *
+                          (gr.factors[r].kind == Factor::Kind::Covariance ? 2 : 1);
+      shares[static_cast<std::size_t>(r)].push_back(vL > 0 ? term / vL : 0);
     }
   }
+  if (shares.front().empty())
+    return;
   double alpha = (1 - opt.confidence) / 2;
   for (int r = 0; r < nci; ++r) {
     gr.factors[r].share_lo = percentile(shares[r], alpha);
@@ -1161,27 +1290,45 @@ void apply_noise_floor(GroupResult &gr, std::vector<std::size_t> &order, double 
 
 // ---- what-if --------------------------------------------------------------------------
 
+// L' = L - x + mean(x) per interval (and - y + mean(y) for a covariance term), exact: its
+// variance and p99 from the vector itself. One vector of n doubles per factor, at most
+// kWhatIfDoubles of them per pass over the intervals (10 factors of 10 M intervals: 4 passes).
+constexpr Eigen::Index kWhatIfDoubles = Eigen::Index{1} << 25; // 256 MiB
+
 void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order, int n,
              GroupResult &gr) {
   const double varL = gr.latency.var_ns2;
-  int nw = std::min<int>(n, static_cast<int>(order.size()));
-  for (int r = 0; r < nw && gt.L.size() > 0; ++r) {
-    const auto &fc = terms.cols[order[r]];
-    VectorXd Lp = gt.L;
-    VectorXd x = column(gt, fc.first);
-    Lp.array() += x.mean() - x.array();
-    if (fc.second.node >= 0) {
-      VectorXd y = column(gt, fc.second);
-      Lp.array() += y.mean() - y.array();
+  const Eigen::Index I = gt.L.size();
+  const int nw = std::min<int>(n, static_cast<int>(order.size()));
+  if (I == 0 || nw <= 0)
+    return;
+  const int batch = static_cast<int>(
+      std::clamp<Eigen::Index>(kWhatIfDoubles / I, 1, static_cast<Eigen::Index>(nw)));
+  for (int r0 = 0; r0 < nw; r0 += batch) {
+    const int nb = std::min(batch, nw - r0);
+    std::vector<VectorXd> Lp(static_cast<std::size_t>(nb), gt.L);
+    for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
+      for (int j = 0; j < nb; ++j) {
+        const auto &fc = terms.cols[order[r0 + j]];
+        auto seg = Lp[static_cast<std::size_t>(j)].segment(first, S.rows());
+        seg.array() +=
+            gt.cols.mean(variable_of(gt, fc.first)) - block_column(gt, fc.first, S, T).array();
+        if (fc.second.node >= 0)
+          seg.array() +=
+              gt.cols.mean(variable_of(gt, fc.second)) - block_column(gt, fc.second, S, T).array();
+      }
+    });
+    for (int j = 0; j < nb; ++j) {
+      const LatencyStats ls = latency_stats(Lp[static_cast<std::size_t>(j)]);
+      Lp[static_cast<std::size_t>(j)] = VectorXd(); // free before the next one's sort copy
+      WhatIf w;
+      w.key = gr.factors[r0 + j].key;
+      w.var_after_ns2 = ls.var_ns2;
+      w.p99_after_ns = ls.p99_ns;
+      w.var_drop = varL > 0 ? 1 - ls.var_ns2 / varL : 0;
+      w.p99_drop = gr.latency.p99_ns > 0 ? 1 - ls.p99_ns / gr.latency.p99_ns : 0;
+      gr.whatifs.push_back(w);
     }
-    LatencyStats ls = latency_stats(Lp);
-    WhatIf w;
-    w.key = gr.factors[r].key;
-    w.var_after_ns2 = ls.var_ns2;
-    w.p99_after_ns = ls.p99_ns;
-    w.var_drop = varL > 0 ? 1 - ls.var_ns2 / varL : 0;
-    w.p99_drop = gr.latency.p99_ns > 0 ? 1 - ls.p99_ns / gr.latency.p99_ns : 0;
-    gr.whatifs.push_back(w);
   }
 }
 

@@ -6,6 +6,7 @@
 // stages one by one (tests/analyzer/test_stages.cpp).
 #pragma once
 
+#include "accumulators.hpp"
 #include "engine.hpp"
 #include "vprof/analyzer.hpp"
 
@@ -13,6 +14,7 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -106,21 +108,50 @@ struct IntervalGroup {
 // All intervals, then one group per label with at least `min_group_size` intervals.
 std::vector<IntervalGroup> interval_groups(const EngineOutput &eo, int min_group_size);
 
+// A group's node times as sums, not matrices (docs/statistics.md, "Sums, not matrices"):
+// one pass over the group's intervals, a block of rows at a time, fills the columns' moments
+// and every expanded node's cross-products; the intervals' node times stay the engine's
+// sparse ones (eo.times) and later passes (places, waits, bootstrap, what-if, a tail view)
+// read them again through for_each_block. Only L keeps one double per interval.
 struct GroupTimes {
   std::vector<int> present;           // nodes with a column, ascending id (root first)
   std::vector<int> col_of;            // node -> its column (-1: not in the group)
-  Eigen::MatrixXd S, T;               // self and inclusive times (ns), intervals x columns
+  std::vector<int> parent_col;        // column -> its parent's column (-1: the root)
   Eigen::VectorXd L;                  // the latencies: T of the root
   std::vector<std::vector<int>> kids; // children present in the group
+  // the rows: eo's intervals `intervals`, in order
+  const EngineOutput *eo = nullptr;
+  std::vector<std::uint32_t> intervals;
+  // per column c: T_c as variable c, B_c (self time) as variable C + c, against L
+  RefMoments cols;
+  // per expanded node: the cross-products of [T of its children (gt.kids order)..., B]
+  std::unordered_map<int, CrossProducts> trees;
 };
 
+// The group's columns and sums (one pass over its intervals' node times).
 GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> &intervals);
+
+// One block of the group's rows: S (self times) and T (inclusive times), ns, rows x columns,
+// for rows first .. first + S.rows() - 1 of the group (the same doubles as L).
+using BlockFn =
+    std::function<void(Eigen::Index first, const Eigen::MatrixXd &S, const Eigen::MatrixXd &T)>;
+// Calls `fn` for every block of the group's rows in order: the hook for further passes (a
+// tail view's sums over the intervals with L above a threshold known from gt.L, ...).
+// Memory: a block of at most ~4 M doubles per matrix, whatever the number of intervals.
+void for_each_block(const GroupTimes &gt, const BlockFn &fn);
+
+// The whole matrices (tests and small groups only: intervals x columns doubles).
+struct DenseTimes {
+  Eigen::MatrixXd S, T;
+};
+DenseTimes dense_times(const GroupTimes &gt);
 
 // One term's column source: T of a node, or B (its self time).
 struct Col {
   int node;
   bool body;
 };
+// One column over the group's intervals (one pass; n doubles).
 Eigen::VectorXd column(const GroupTimes &gt, const Col &c);
 
 // The factors of one group, with the columns of each term (second.node -1: a variance).
@@ -145,7 +176,8 @@ std::vector<std::size_t> rank_factors(const AnalysisResult &res, const std::vect
                                       std::size_t max_factors);
 
 // Percentile intervals of the top opt.ci_factors factors' shares (gr.factors in rank order,
-// `order` their indexes into `terms`); a note when the samples had to be reduced.
+// `order` their indexes into `terms`): opt.bootstrap_samples Poisson-weighted replicates
+// filled in one pass (docs/statistics.md, "Bootstrap"). `notes` is kept for callers.
 void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
                          const std::vector<std::size_t> &order, const AnalyzeOptions &opt,
                          std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes);

@@ -1,6 +1,8 @@
 // Analyzer throughput and memory benchmark: `gen` writes a synthetic trace directory
-// (fixed intervals x nodes, record count set by the number of calls per interval);
-// `run` analyses it and prints records/s (one core) and peak RSS. benchmarks/analyzer/run.sh.
+// (fixed intervals x nodes, record count set by the number of calls per interval; optionally
+// the number of threads and of call-site variants, for a one-thread server's shape with a
+// wider tree); `run` analyses it and prints records/s (one core) and peak RSS.
+// benchmarks/analyzer/run.sh; benchmarks/RESULTS.md, "A million intervals".
 #include "../common/proc_status.hpp"
 #include "engine.hpp"
 #include "vprof/analyzer.hpp"
@@ -33,7 +35,7 @@ double cpu_now() {
 // EXIT c, EXIT a} (8 records) and one contended lock (WAIT, ACQUIRE, RELEASE), END.
 void gen_thread(const std::string &dir, std::uint32_t pid, std::uint32_t tid, std::uint32_t seq,
                 std::uint64_t n_intervals, std::uint64_t reps, std::uint64_t first_id,
-                std::uint64_t nthreads) {
+                std::uint64_t nthreads, std::uint64_t variants) {
   std::uint64_t per = 2 + 8 * reps + 3 + 1;
   std::uint64_t n = n_intervals * per;
   std::string path = dir + "/" + std::to_string(pid) + "." + std::to_string(seq) + ".vpt";
@@ -86,14 +88,16 @@ void gen_thread(const std::string &dir, std::uint32_t pid, std::uint32_t tid, st
     put(VPROF_REC_INTERVAL_BEGIN, id, 5);
     put(VPROF_REC_LABEL, 1 + i % 2, 0);
     for (std::uint64_t k = 0; k < reps; ++k) {
-      put(VPROF_REC_ENTER, 1 | (1ull << 32), 3);
-      put(VPROF_REC_ENTER, 2 | (2ull << 32), 2 + rnd() % 8);
-      put(VPROF_REC_EXIT, 2 | (2ull << 32), 10 + rnd() % 40);
-      put(VPROF_REC_ENTER, 3 | (2ull << 32), 2);
-      put(VPROF_REC_ENTER, 4 | (3ull << 32), 3);
-      put(VPROF_REC_EXIT, 4 | (3ull << 32), 5 + rnd() % (i % 7 == 0 ? 200 : 20));
-      put(VPROF_REC_EXIT, 3 | (2ull << 32), 2);
-      put(VPROF_REC_EXIT, 1 | (1ull << 32), 1);
+      // variant v > 0: the same shape under sites 4v + 1..4 (a command type's own calls)
+      const std::uint64_t v = variants > 1 ? 4 * ((rnd() >> 11) % variants) : 0;
+      put(VPROF_REC_ENTER, (1 + v) | (1ull << 32), 3);
+      put(VPROF_REC_ENTER, (2 + v) | (2ull << 32), 2 + rnd() % 8);
+      put(VPROF_REC_EXIT, (2 + v) | (2ull << 32), 10 + rnd() % 40);
+      put(VPROF_REC_ENTER, (3 + v) | (2ull << 32), 2);
+      put(VPROF_REC_ENTER, (4 + v) | (3ull << 32), 3);
+      put(VPROF_REC_EXIT, (4 + v) | (3ull << 32), 5 + rnd() % (i % 7 == 0 ? 200 : 20));
+      put(VPROF_REC_EXIT, (3 + v) | (2ull << 32), 2);
+      put(VPROF_REC_EXIT, (1 + v) | (1ull << 32), 1);
     }
     put(VPROF_REC_LOCK_WAIT, 0xA0, 2);
     put(VPROF_REC_LOCK_ACQUIRE, 0xA0, 5 + rnd() % 50);
@@ -111,7 +115,8 @@ int main(int argc, char **argv) {
     std::string dir = argv[2];
     std::uint64_t records = std::stoull(argv[3]);
     std::uint64_t intervals = argc > 4 ? std::stoull(argv[4]) : 4000; // total
-    const std::uint64_t threads = 4;
+    const std::uint64_t threads = argc > 5 ? std::stoull(argv[5]) : 4;
+    const std::uint64_t variants = argc > 6 ? std::stoull(argv[6]) : 1;
     std::uint64_t per_thread = intervals / threads;
     std::uint64_t reps = std::max<std::uint64_t>(1, (records / intervals - 6) / 8);
     std::string mk = "mkdir -p '" + dir + "' && rm -f '" + dir + "'/*.vpt";
@@ -119,7 +124,7 @@ int main(int argc, char **argv) {
       return 1;
     for (std::uint64_t th = 0; th < threads; ++th)
       gen_thread(dir, 4242, static_cast<std::uint32_t>(100 + th), static_cast<std::uint32_t>(th),
-                 per_thread, reps, 1 + th, threads);
+                 per_thread, reps, 1 + th, threads, variants);
     std::ofstream(dir + "/4242.labels") << "1\tkindA\n2\tkindB\n";
     std::printf("wrote %s: %llu intervals x %llu call groups, %llu records\n", dir.c_str(),
                 (unsigned long long)intervals, (unsigned long long)reps,
@@ -157,7 +162,8 @@ int main(int argc, char **argv) {
         (unsigned long long)res.path_sum_mismatches, rss_open / 1024, rss_engine / 1024);
     return res.path_sum_mismatches == 0 ? 0 : 1;
   }
-  std::fprintf(stderr, "usage: vprof_analyzer_bench gen <dir> <records> [intervals]\n"
+  std::fprintf(stderr, "usage: vprof_analyzer_bench gen <dir> <records> [intervals [threads "
+                       "[variants]]]\n"
                        "       vprof_analyzer_bench run <dir>\n");
   return 2;
 }

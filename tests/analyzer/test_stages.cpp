@@ -159,8 +159,9 @@ TEST(Stages, GroupsAndTimeMatrices) {
   EXPECT_EQ(groups[1].label, "GET");
   GroupTimes gt = group_times(eo, groups[0].intervals);
   ASSERT_EQ(gt.present, (std::vector<int>{0, 1, 2}));
-  EXPECT_DOUBLE_EQ(gt.S(2, 1), 4);
-  EXPECT_DOUBLE_EQ(gt.T(2, 1), 10);
+  const DenseTimes d = dense_times(gt);
+  EXPECT_DOUBLE_EQ(d.S(2, 1), 4);
+  EXPECT_DOUBLE_EQ(d.T(2, 1), 10);
   EXPECT_DOUBLE_EQ(gt.L[2], 11);
   EXPECT_DOUBLE_EQ(column(gt, {1, true})[1], 3);
   EXPECT_EQ(gt.kids[1], std::vector<int>{2});
@@ -228,6 +229,7 @@ TEST(Stages, RowsHoldTheTimeMatricesDoublesAndOnlyTouchedNodes) {
   // interval 100 touches every node (s2 as an ancestor only); 101 the root, s1, s2
   ASSERT_EQ(nt.size(), 6u + 3u);
   GroupTimes gt = group_times(eo, {0, 1});
+  const DenseTimes d = dense_times(gt);
   auto num = [](const std::string &s) {
     double v = 0;
     std::from_chars(s.data(), s.data() + s.size(), v);
@@ -235,8 +237,8 @@ TEST(Stages, RowsHoldTheTimeMatricesDoublesAndOnlyTouchedNodes) {
   };
   for (const auto &r : nt) {
     int row = r[0] == "100" ? 0 : 1, node = std::stoi(r[1]);
-    EXPECT_EQ(num(r[2]), gt.T(row, gt.col_of[node])) << r[0] << " " << r[1];
-    EXPECT_EQ(num(r[3]), gt.S(row, gt.col_of[node])) << r[0] << " " << r[1];
+    EXPECT_EQ(num(r[2]), d.T(row, gt.col_of[node])) << r[0] << " " << r[1];
+    EXPECT_EQ(num(r[3]), d.S(row, gt.col_of[node])) << r[0] << " " << r[1];
   }
   EXPECT_EQ(num(ivs[0][2]), gt.L[0]);
   EXPECT_EQ(num(nt[2][3]), 0.0); // s2 of interval 100: no self time, a row as s4's ancestor
@@ -338,7 +340,7 @@ TEST(Stages, TimeOutsideEveryProbedFunctionIsAPlace) {
   EXPECT_EQ(outside->name, "outside probed functions");
   EXPECT_EQ(outside->node, 0);
   EXPECT_EQ(outside->function, 0);
-  const Eigen::VectorXd x = gt.S.col(0);
+  const Eigen::VectorXd x = column(gt, {0, true});
   const double varL = gr.latency.var_ns2;
   const double mean = x.mean();
   const double var = (x.array() - mean).square().sum() / static_cast<double>(x.size());
@@ -362,18 +364,21 @@ TEST(Stages, TimeOutsideEveryProbedFunctionIsAPlace) {
 
 // What-if of a variance term: L' = L - X + mean(X); with L = X + Y, Var(L') = Var(Y).
 TEST(Stages, WhatIfReplacesTheTermByItsMean) {
-  GroupTimes gt;
+  EngineOutput eo;
+  eo.nodes = {{kNoParent, 0}, {0, 1}, {0, 2}}; // L = X (s1) + Y (s2)
+  eo.ticks_per_second = 1e9;
   const int n = 6;
-  gt.present = {0, 1, 2};
-  gt.col_of = {0, 1, 2};
-  gt.S = Eigen::MatrixXd::Zero(n, 3);
-  for (int i = 0; i < n; ++i) {
-    gt.S(i, 1) = 10.0 * (i % 3); // X
-    gt.S(i, 2) = 1.0 * i;        // Y
+  for (std::uint32_t i = 0; i < n; ++i) {
+    IntervalRec r{};
+    r.id = i + 1;
+    r.times_off = eo.times.size();
+    eo.times.push_back({1, 10 * (i % 3)}); // X
+    eo.times.push_back({2, i});            // Y
+    r.times_n = 2;
+    eo.intervals.push_back(r);
   }
-  gt.T = gt.S;
-  gt.T.col(0) = gt.S.col(1) + gt.S.col(2);
-  gt.L = gt.T.col(0);
+  GroupTimes gt = group_times(eo, interval_groups(eo, 2)[0].intervals);
+  ASSERT_EQ(gt.present, (std::vector<int>{0, 1, 2}));
   Terms terms;
   terms.factors.resize(1);
   terms.factors[0].key = "var:/s1";
@@ -383,9 +388,14 @@ TEST(Stages, WhatIfReplacesTheTermByItsMean) {
   gr.factors = terms.factors;
   what_if(gt, terms, {0}, 10, gr);
   ASSERT_EQ(gr.whatifs.size(), 1u);
-  const double var_y = cov_of(gt.S.col(2), gt.S.col(2));
+  const Eigen::VectorXd y = column(gt, {2, true});
+  const double var_y = cov_of(y, y);
   EXPECT_NEAR(gr.whatifs[0].var_after_ns2, var_y, 1e-9);
   EXPECT_NEAR(gr.whatifs[0].var_drop, 1 - var_y / gr.latency.var_ns2, 1e-12);
+  // and from the sums alone: Var(L - X + mean X) = Var(L) - 2 Cov(L, X) + Var(X)
+  const Eigen::Index x = gt.col_of[1];
+  EXPECT_NEAR(gr.whatifs[0].var_after_ns2,
+              gr.latency.var_ns2 - 2 * gt.cols.cov_ref(x) + gt.cols.var(x), 1e-9);
 }
 
 // The drop warning says what the lost records cost: intervals after the limit when the
