@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <time.h>
 
+int vprof_rt_sync_on_;
+
 typedef int (*mutex_fn)(pthread_mutex_t *);
 typedef int (*mutex_timed_fn)(pthread_mutex_t *, const struct timespec *);
 typedef int (*cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *);
