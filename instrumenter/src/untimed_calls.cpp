@@ -46,41 +46,23 @@ bool defined_in_system_header(const SourceManager &sm, const FunctionDecl *calle
 // C library calls not worth a call-site probe (docs/instrumenter.md):
 // - the clock reads, a vDSO call of ~20 ns that never blocks: a probe pair costs more
 //   than the call, and spin loops on the clock would fill the trace;
-// - the synchronization calls the runtime interposes: their blocking part is recorded
-//   as a wait (with its wake-up edge) under the caller, the rest is a few ns.
+// - the synchronization calls the runtime interposes (the one list,
+//   <vprof/sync_functions.def>): their blocking part is recorded as a wait (with its
+//   wake-up edge) under the caller, the rest is a few ns.
 bool libc_untimed(const SourceManager &sm, const FunctionDecl *callee) {
   const IdentifierInfo *ii = callee->getIdentifier();
   if (!ii || !callee->getDeclContext()->getRedeclContext()->isTranslationUnit() ||
       !sm.isInSystemHeader(sm.getExpansionLoc(callee->getLocation())))
     return false;
-  static const llvm::StringSet<> names = {"clock_gettime",
-                                          "gettimeofday",
-                                          "time",
-                                          "clock",
-                                          "pthread_mutex_lock",
-                                          "pthread_mutex_trylock",
-                                          "pthread_mutex_timedlock",
-                                          "pthread_mutex_clocklock",
-                                          "pthread_mutex_unlock",
-                                          "pthread_cond_wait",
-                                          "pthread_cond_timedwait",
-                                          "pthread_cond_clockwait",
-                                          "pthread_cond_signal",
-                                          "pthread_cond_broadcast",
-                                          "pthread_rwlock_rdlock",
-                                          "pthread_rwlock_wrlock",
-                                          "pthread_rwlock_tryrdlock",
-                                          "pthread_rwlock_trywrlock",
-                                          "pthread_rwlock_timedrdlock",
-                                          "pthread_rwlock_timedwrlock",
-                                          "pthread_rwlock_clockrdlock",
-                                          "pthread_rwlock_clockwrlock",
-                                          "pthread_rwlock_unlock",
-                                          "sem_wait",
-                                          "sem_trywait",
-                                          "sem_timedwait",
-                                          "sem_clockwait",
-                                          "sem_post"};
+  static const llvm::StringSet<> names = {
+      "clock_gettime",
+      "gettimeofday",
+      "time",
+      "clock",
+#define VPROF_SYNC_FUNCTION(shape, name, glibc_version) #name,
+#include <vprof/sync_functions.def>
+#undef VPROF_SYNC_FUNCTION
+  };
   return names.contains(ii->getName());
 }
 
