@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <time.h>
 
+int vprof_rt_sync_on_;
+
 typedef int (*mutex_fn)(pthread_mutex_t *);
 typedef int (*mutex_timed_fn)(pthread_mutex_t *, const struct timespec *);
 typedef int (*cond_wait_fn)(pthread_cond_t *, pthread_mutex_t *);
@@ -28,38 +30,20 @@ typedef int (*cond_clock_fn)(pthread_cond_t *, pthread_mutex_t *, clockid_t,
 typedef int (*rw_clock_fn)(pthread_rwlock_t *, clockid_t, const struct timespec *);
 typedef int (*sem_clock_fn)(sem_t *, clockid_t, const struct timespec *);
 
-/* One table of the interposed functions: name, glibc version wanted (NULL = default),
- * slot. pthread_cond_* must be the GLIBC_2.3.2 versions: plain dlsym returns the
- * GLIBC_2.2.5 compatibility ones, which use another condvar layout. */
-#define VPROF_SYNC_FUNCTIONS(X)                                                                    \
-  X(mutex_fn, pthread_mutex_lock, NULL)                                                            \
-  X(mutex_fn, pthread_mutex_trylock, NULL)                                                         \
-  X(mutex_timed_fn, pthread_mutex_timedlock, NULL)                                                 \
-  X(mutex_fn, pthread_mutex_unlock, NULL)                                                          \
-  X(cond_wait_fn, pthread_cond_wait, "GLIBC_2.3.2")                                                \
-  X(cond_timed_fn, pthread_cond_timedwait, "GLIBC_2.3.2")                                          \
-  X(cond_fn, pthread_cond_signal, "GLIBC_2.3.2")                                                   \
-  X(cond_fn, pthread_cond_broadcast, "GLIBC_2.3.2")                                                \
-  X(rw_fn, pthread_rwlock_rdlock, NULL)                                                            \
-  X(rw_fn, pthread_rwlock_wrlock, NULL)                                                            \
-  X(rw_fn, pthread_rwlock_tryrdlock, NULL)                                                         \
-  X(rw_fn, pthread_rwlock_trywrlock, NULL)                                                         \
-  X(rw_timed_fn, pthread_rwlock_timedrdlock, NULL)                                                 \
-  X(rw_timed_fn, pthread_rwlock_timedwrlock, NULL)                                                 \
-  X(rw_fn, pthread_rwlock_unlock, NULL)                                                            \
-  X(sem_fn, sem_wait, NULL)                                                                        \
-  X(sem_fn, sem_trywait, NULL)                                                                     \
-  X(sem_timed_fn, sem_timedwait, NULL)                                                             \
-  X(sem_fn, sem_post, NULL)                                                                        \
-  X(mutex_clock_fn, pthread_mutex_clocklock, NULL)                                                 \
-  X(cond_clock_fn, pthread_cond_clockwait, NULL)                                                   \
-  X(rw_clock_fn, pthread_rwlock_clockrdlock, NULL)                                                 \
-  X(rw_clock_fn, pthread_rwlock_clockwrlock, NULL)                                                 \
-  X(sem_clock_fn, sem_clockwait, NULL)
+/* The interposed functions are the one list of <vprof/sync_functions.def> (shared with
+ * the instrumenter): VPROF_SYNC_FUNCTION(shape, name, glibc version wanted or NULL). Each
+ * list entry gets a slot for the real function (real_<name>) and a resolver below, and an
+ * interposer in this file; each shape names its function type, <shape>_fn above, which
+ * must be the C library's own type of the function. */
+#define VPROF_SYNC_FUNCTION(shape, name, ver)                                                      \
+  _Static_assert(__builtin_types_compatible_p(__typeof__(&name), shape##_fn),                      \
+                 #name ": the shape in sync_functions.def is not its type");
+#include <vprof/sync_functions.def>
+#undef VPROF_SYNC_FUNCTION
 
-#define VPROF_DECLARE_REAL(type, name, ver) static type real_##name;
-VPROF_SYNC_FUNCTIONS(VPROF_DECLARE_REAL)
-#undef VPROF_DECLARE_REAL
+#define VPROF_SYNC_FUNCTION(shape, name, ver) static shape##_fn real_##name;
+#include <vprof/sync_functions.def>
+#undef VPROF_SYNC_FUNCTION
 
 /* glibc's own entry points of the mutex functions, used only if a mutex call arrives
  * while dlsym itself is running on this thread (dlsym may lock or allocate). */
@@ -84,25 +68,25 @@ static void *lookup(const char *name, const char *version) {
 
 void vprof_sync_resolve_(void) {
   t_resolving = 1;
-#define VPROF_RESOLVE(type, name, ver)                                                             \
+#define VPROF_SYNC_FUNCTION(shape, name, ver)                                                      \
   if (!__atomic_load_n(&real_##name, __ATOMIC_ACQUIRE))                                            \
-    __atomic_store_n(&real_##name, (type)lookup(#name, ver), __ATOMIC_RELEASE);
-  VPROF_SYNC_FUNCTIONS(VPROF_RESOLVE)
-#undef VPROF_RESOLVE
+    __atomic_store_n(&real_##name, (shape##_fn)lookup(#name, ver), __ATOMIC_RELEASE);
+#include <vprof/sync_functions.def>
+#undef VPROF_SYNC_FUNCTION
   t_resolving = 0;
 }
 
 /* The real function, resolved on first use if the constructor has not run yet. */
 #define REAL(name) (__builtin_expect(real_##name != NULL, 1) ? real_##name : resolve_##name())
 
-#define VPROF_RESOLVER(type, name, ver)                                                            \
-  static type resolve_##name(void) {                                                               \
+#define VPROF_SYNC_FUNCTION(shape, name, ver)                                                      \
+  static shape##_fn resolve_##name(void) {                                                         \
     if (!t_resolving)                                                                              \
       vprof_sync_resolve_();                                                                       \
     return __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE);                                        \
   }
-VPROF_SYNC_FUNCTIONS(VPROF_RESOLVER)
-#undef VPROF_RESOLVER
+#include <vprof/sync_functions.def>
+#undef VPROF_SYNC_FUNCTION
 
 /* Records a sync event if sync recording is on: one clock read, one 16-byte record. */
 static VPROF_ALWAYS_INLINE_ void sync_emit(unsigned kind, const void *obj) {
