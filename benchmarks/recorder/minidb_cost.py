@@ -12,7 +12,9 @@ minidb (annotations + runtime, as benchmarks/kernel_wakeups_ab.py builds it) und
 - the wall time of `vprof run` outside minidb's own elapsed time (start-up, the fork/exec
   hold until the recorder is attached, the drain), on against off.
 
-Needs root (bpf_stats, the recorder). Restores kernel.bpf_stats_enabled afterwards.
+Needs root (bpf_stats, the recorder). Other recorders running at the same time (other users'
+runs) add their own untraced-path cost to every context switch: the script says how many
+vprof_sched programs were loaded besides its own. Restores kernel.bpf_stats_enabled afterwards.
 
     sudo python3 benchmarks/recorder/minidb_cost.py [--runs 3] [--txns 20000] [--build-dir build]
 """
@@ -47,17 +49,37 @@ def context_switches():
     return 0
 
 
-def bpf_prog_stats():
-    """{program name: (run_cnt, run_time_ns)} of the loaded vprof_sched_* programs."""
+def prog_ids(pid):
+    """The ids of the BPF programs process `pid` holds (fdinfo's prog_id): other recorders
+    (other users' runs) may have vprof_sched programs loaded at the same time."""
+    ids = set()
+    try:
+        fds = os.listdir(f"/proc/{pid}/fdinfo")
+    except OSError:
+        return ids
+    for fd in fds:
+        try:
+            for line in open(f"/proc/{pid}/fdinfo/{fd}"):
+                if line.startswith("prog_id:"):
+                    ids.add(int(line.split()[1]))
+        except OSError:
+            pass
+    return ids
+
+
+def bpf_prog_stats(ids):
+    """({program name: (run_cnt, run_time_ns)} of the vprof_sched_* programs among `ids`, how
+    many other recorders' vprof_sched_switch programs are loaded)."""
     r = subprocess.run(["bpftool", "-j", "prog", "show"], capture_output=True, text=True)
     if r.returncode != 0:
-        return {}
-    out = {}
+        return {}, 0
+    out, switches = {}, 0
     for p in json.loads(r.stdout or "[]"):
         name = p.get("name", "")
-        if name.startswith("vprof_sched"):
+        switches += name == "vprof_sched_switch"
+        if name.startswith("vprof_sched") and p.get("id") in ids:
             out[name] = (p.get("run_cnt", 0), p.get("run_time_ns", 0))
-    return out
+    return out, switches - len(out and [1])
 
 
 def recorder_cpu(vprof_pid):
@@ -87,11 +109,13 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.vprof_pid, self.stop, self.progs, self.cpu = vprof_pid, False, {}, 0.0
         self.cpu_attached = None  # the recorder's CPU when first seen attached (the load)
+        self.others = 0  # other recorders seen loaded at the same time
 
     def run(self):
         while not self.stop:
-            progs = bpf_prog_stats()
             pid, cpu = recorder_cpu(self.vprof_pid)
+            progs, others = bpf_prog_stats(prog_ids(pid) if pid else set())
+            self.others = max(self.others, others)
             if progs:
                 self.progs = progs
                 if pid and self.cpu_attached is None:
@@ -107,20 +131,25 @@ def one_run(vprof, minidb, txns, mode, work):
     cmd = [str(vprof), "run", "--kernel-wakeups", mode, "--trace-dir", str(trace), "--",
            str(minidb), "--txns", str(txns), *FLAGS]
     ctx0, t0 = context_switches(), time.monotonic()
-    p = subprocess.Popen(cmd, cwd=work, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    s = Sampler(p.pid)
-    s.start()
-    out, err = p.communicate()
-    wall = time.monotonic() - t0
-    s.stop = True
-    s.join()
+    with open(work / "out.txt", "w+") as fo, open(work / "err.txt", "w+") as fe:
+        p = subprocess.Popen(cmd, cwd=work, stdout=fo, stderr=fe)
+        s = Sampler(p.pid)
+        s.start()
+        _, status, usage = os.wait4(p.pid, 0)  # vprof's and its waited children's CPU
+        p.returncode = os.waitstatus_to_exitcode(status)
+        wall = time.monotonic() - t0
+        s.stop = True
+        s.join()
+        fo.seek(0)
+        fe.seek(0)
+        out, err = fo.read(), fe.read()
     ctx = context_switches() - ctx0
     if p.returncode != 0:
         sys.exit(f"minidb_cost: {' '.join(cmd)} failed:\n{out[-1000:]}{err[-1000:]}")
     line = [x for x in out.splitlines() if x.startswith("minidb: ")][-1]
     kv = dict(item.split("=", 1) for item in line[len("minidb: "):].split())
-    res = {"tps": float(kv["tps"]), "wall": wall, "ctx": ctx, "progs": s.progs,
-           "cpu": s.cpu - (s.cpu_attached or 0.0), "load_cpu": s.cpu_attached or 0.0,
+    res = {"tps": float(kv["tps"]), "wall": wall, "tree_cpu": usage.ru_utime + usage.ru_stime, "ctx": ctx, "progs": s.progs,
+           "others": s.others, "cpu": s.cpu - (s.cpu_attached or 0.0), "load_cpu": s.cpu_attached or 0.0,
            "elapsed": txns / float(kv["tps"])}
     sched = trace / "sched.vpk"
     if mode == "on":
@@ -154,7 +183,8 @@ def main():
                 on = one_run(vprof, minidb, args.txns, "on", work)
                 n = args.txns
                 print(f"run {i + 1}: tps off {off['tps']:.0f} on {on['tps']:.0f}; "
-                      f"context switches/txn off {off['ctx'] / n:.1f} on {on['ctx'] / n:.1f}")
+                      f"context switches/txn off {off['ctx'] / n:.1f} on {on['ctx'] / n:.1f}; "
+                      f"other recorders loaded: {max(off['others'], on['others'])}")
                 busy = 0
                 for name, (cnt, ns) in sorted(on["progs"].items()):
                     busy += ns
@@ -170,6 +200,9 @@ def main():
                       f"{1e6 * on['cpu'] / n:.2f} us/txn = {100 * on['cpu'] / cpu_s:.2f} % of "
                       f"2 CPUs x minidb's time (loading the programs before: "
                       f"{on['load_cpu']:.3f} s)")
+                print(f"  CPU of vprof run and all it started, per txn: off "
+                      f"{1e6 * off['tree_cpu'] / n:.1f} us, on {1e6 * on['tree_cpu'] / n:.1f} us "
+                      f"({100 * (on['tree_cpu'] / off['tree_cpu'] - 1):+.1f} %)")
                 print(f"  vprof run wall outside minidb: off {off['wall'] - off['elapsed']:.3f} s,"
                       f" on {on['wall'] - on['elapsed']:.3f} s", flush=True)
     finally:

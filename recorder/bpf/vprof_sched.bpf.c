@@ -23,6 +23,7 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define VPROF_TASK_DEAD 0x80u /* the final switch of an exiting task */
 #define VPROF_PF_EXITING 0x4u /* task->flags: do_exit() has begun */
 #define VPROF_ENOSYS 38
+#define VPROF_EEXIST 17
 #define VPROF_FIRST_EXTERNAL_VECTOR 0x20 /* x86: vectors below are exceptions */
 
 /* Traced processes. */
@@ -31,6 +32,10 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 /* Ring fill level (bytes) from which a record wakes the reader up; below it the reader finds
    the records on its next poll (every 20 ms) and the writers pay no wake-up. */
 const volatile __u64 wakeup_bytes = 4u << 20;
+
+/* How many processes `traced` holds: the recorder reads it (mmapped .bss) after every poll
+   to end once the tree is gone, without a system call. The loader sets it with the root. */
+__u32 traced_processes = 0;
 
 /* tgids of the traced processes (value unused); the loader seeds the root. */
 struct {
@@ -208,7 +213,10 @@ int BPF_PROG(vprof_sched_fork, struct task_struct *parent, struct task_struct *c
   if (tgid == parent->tgid || !is_traced(parent->tgid))
     return 0;
   __u8 one = 1;
-  if (bpf_map_update_elem(&traced, &tgid, &one, BPF_ANY) != 0)
+  long err = bpf_map_update_elem(&traced, &tgid, &one, BPF_NOEXIST);
+  if (err == 0)
+    __sync_fetch_and_add(&traced_processes, 1);
+  else if (err != -VPROF_EEXIST)
     count_lost(VPROF_LOST_CHILDREN, 1);
   return 0;
 }
@@ -221,7 +229,7 @@ int BPF_PROG(vprof_sched_exit, struct task_struct *p) {
   if (!is_traced(tgid))
     return 0;
   emit(VPROF_SCHED_EXIT, 0, p->pid, tgid, 0, 0, 0); /* its state goes with the task */
-  if (BPF_CORE_READ(p, signal, live.counter) == 0)
-    bpf_map_delete_elem(&traced, &tgid);
+  if (BPF_CORE_READ(p, signal, live.counter) == 0 && bpf_map_delete_elem(&traced, &tgid) == 0)
+    __sync_fetch_and_sub(&traced_processes, 1);
   return 0;
 }

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -34,7 +35,7 @@ enum {
 
 #define RING_MB_DEFAULT 16u
 #define RING_MB_MAX 1024u
-#define POLL_MS 20            /* ring poll timeout: the latency of a quiet ring's records */
+#define POLL_MS 100 /* ring poll timeout: the latency of a quiet ring's records, and of the end */
 #define FLUSH_NS 200000000ull /* a partly filled batch reaches the file within 200 ms */
 #define BATCH_RECORDS 32768u  /* 1 MiB of records per write() */
 /* the initial pid namespace's inode number (include/linux/proc_ns.h) */
@@ -299,6 +300,7 @@ static int load_programs(struct vprof_sched_bpf **out, unsigned ring_mb, long ro
     uint8_t one = 1;
     err = bpf_map_update_elem(bpf_map__fd(skel->maps.traced), &root, &one, BPF_ANY);
     err = err ? -errno : 0;
+    skel->bss->traced_processes = 1;
     step = "seed the traced set";
   }
   if (err == 0) {
@@ -391,9 +393,25 @@ static int on_record(void *ctx, void *data, size_t size) {
 
 /* ---- recording ---- */
 
-static bool tree_is_empty(int traced_fd) {
+/* The programs' count of traced processes says when to look; the map itself (a scan of its
+   buckets, tens of microseconds) confirms. */
+static bool tree_is_empty(const struct vprof_sched_bpf *skel, int traced_fd) {
+  if (__atomic_load_n(&skel->bss->traced_processes, __ATOMIC_RELAXED) != 0)
+    return false;
   uint32_t key;
   return bpf_map_get_next_key(traced_fd, NULL, &key) != 0 && errno == ENOENT;
+}
+
+/* The recorder competes for the CPUs with the workload it records: as SCHED_BATCH its
+   wake-ups (every poll) never preempt a running thread, and it keeps its fair share, so a
+   busy machine does not starve it into losing records (SCHED_IDLE would). */
+static void yield_to_the_workload(void) {
+  struct sched_param none = {.sched_priority = 0};
+  if (sched_setscheduler(0, SCHED_BATCH, &none) != 0)
+    fprintf(stderr,
+            "vprof-sched: cannot become SCHED_BATCH (%s): its polls may preempt the "
+            "workload\n",
+            strerror(errno));
 }
 
 /* The root exited before the programs were attached (no exit event will come): true when none
@@ -455,13 +473,14 @@ static int signal_ready(int fd) {
 }
 
 /* Polls the ring until a stop signal or until the tree has no process left. */
-static void record_until_done(struct recording *rec, struct ring_buffer *ring, int traced_fd) {
+static void record_until_done(struct recording *rec, struct ring_buffer *ring,
+                              const struct vprof_sched_bpf *skel, int traced_fd) {
   while (!stop_requested && rec->io_errno == 0) {
     ring_buffer__poll(ring, POLL_MS); /* wakes early only when the ring is a quarter full */
     ring_buffer__consume(ring);
     if (monotonic_ns() - rec->last_flush_ns >= FLUSH_NS)
       flush_batch(rec);
-    if (tree_is_empty(traced_fd))
+    if (tree_is_empty(skel, traced_fd))
       break;
   }
 }
@@ -488,6 +507,7 @@ static int record(const struct options *o) {
   if (process_gone(o->root_pid)) {
     fprintf(stderr, "vprof-sched: process %ld exited before recording began\n", o->root_pid);
     bpf_map_delete_elem(traced_fd, &root);
+    skel->bss->traced_processes = 0;
   }
   rec.header.start_ns = monotonic_ns();
   rec.last_flush_ns = rec.header.start_ns;
@@ -496,10 +516,12 @@ static int record(const struct options *o) {
       ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, &rec, NULL);
   if (!ring && status == EXIT_OK)
     status = io_error("ring buffer", "cannot map", errno);
-  if (status == EXIT_OK)
+  if (status == EXIT_OK) {
+    yield_to_the_workload();
     status = signal_ready(o->ready_fd);
+  }
   if (status == EXIT_OK)
-    record_until_done(&rec, ring, traced_fd);
+    record_until_done(&rec, ring, skel, traced_fd);
   /* detach first, so what is left in the ring is all there will be; a program already
      running on another CPU when it was detached commits within microseconds */
   vprof_sched_bpf__detach(skel);
