@@ -17,6 +17,7 @@ runs) add their own untraced-path cost to every context switch: the script says 
 vprof_sched programs were loaded besides its own. Restores kernel.bpf_stats_enabled afterwards.
 
     sudo python3 benchmarks/recorder/minidb_cost.py [--runs 3] [--txns 20000] [--build-dir build]
+        [--sched VPROF_SCHED]
 """
 import argparse
 import collections
@@ -125,14 +126,18 @@ class Sampler(threading.Thread):
             time.sleep(0.1)
 
 
-def one_run(vprof, minidb, txns, mode, work):
+def one_run(vprof, minidb, txns, mode, work, sched=None):
     trace = work / f"trace-{mode}"
     subprocess.run(["rm", "-rf", str(trace)])
     cmd = [str(vprof), "run", "--kernel-wakeups", mode, "--trace-dir", str(trace), "--",
            str(minidb), "--txns", str(txns), *FLAGS]
     ctx0, t0 = context_switches(), time.monotonic()
     with open(work / "out.txt", "w+") as fo, open(work / "err.txt", "w+") as fe:
-        p = subprocess.Popen(cmd, cwd=work, stdout=fo, stderr=fe)
+        env = dict(os.environ)
+        env.pop("VPROF_SCHED", None)
+        if sched:
+            env["VPROF_SCHED"] = str(sched)
+        p = subprocess.Popen(cmd, cwd=work, stdout=fo, stderr=fe, env=env)
         s = Sampler(p.pid)
         s.start()
         _, status, usage = os.wait4(p.pid, 0)  # vprof's and its waited children's CPU
@@ -168,6 +173,8 @@ def main():
     ap.add_argument("--build-dir", default=os.environ.get("VPROF_BUILD_DIR", str(ROOT / "build")))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--txns", type=int, default=20000)
+    ap.add_argument("--sched", help="the vprof-sched binary to measure (VPROF_SCHED; default: "
+                    "the build's)")
     args = ap.parse_args()
     build = pathlib.Path(args.build_dir).resolve()
     vprof = build / "driver" / "vprof"
@@ -180,7 +187,7 @@ def main():
             minidb = build_minidb(build, work / "out")
             for i in range(args.runs):
                 off = one_run(vprof, minidb, args.txns, "off", work)
-                on = one_run(vprof, minidb, args.txns, "on", work)
+                on = one_run(vprof, minidb, args.txns, "on", work, args.sched)
                 n = args.txns
                 print(f"run {i + 1}: tps off {off['tps']:.0f} on {on['tps']:.0f}; "
                       f"context switches/txn off {off['ctx'] / n:.1f} on {on['ctx'] / n:.1f}; "

@@ -30,8 +30,8 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define VPROF_MAX_PROCESSES 16384
 
 /* Ring fill level (bytes) from which a record wakes the reader up; below it the reader finds
-   the records on its next poll (every 20 ms) and the writers pay no wake-up. */
-const volatile __u64 wakeup_bytes = 4u << 20;
+   the records on its next poll (every 100 ms) and the writers pay no wake-up. */
+const volatile __u64 wakeup_bytes = 2u << 20;
 
 /* How many processes `traced` holds: the recorder reads it (mmapped .bss) after every poll
    to end once the tree is gone, without a system call. The loader sets it with the root. */
@@ -58,10 +58,19 @@ struct {
   __type(value, struct task_state);
 } tasks SEC(".maps");
 
-struct {
+/* One ring buffer per CPU (the loader sizes them and fills `rings`): a record is written on
+   its own CPU's ring, without the lock and the cache lines a shared ring makes every CPU
+   pass to each other. Each ring is in time order; readers sort across CPUs. */
+struct ring {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 16u << 20);
-} records SEC(".maps");
+  __uint(max_entries, 1u << 20);
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, 1); /* the loader sets the number of possible CPUs */
+  __type(key, __u32);
+  __array(values, struct ring);
+} rings SEC(".maps");
 
 /* Per-CPU counters: [VPROF_LOST_RECORDS] records that found the ring full, counted as the
    reader expands them (a SLEEP with NEXT_RUNS is two), or RUNs that could not be promised
@@ -137,13 +146,13 @@ static __always_inline __s64 blocked_syscall(struct task_struct *t) {
 /* Appends one record about `task`; a full ring counts it as lost. */
 static __always_inline void emit(__u8 kind, __u8 flags, __u32 tid, __u32 pid, __u32 other,
                                  __u32 other_pid, __u32 arg) {
-  vprof_sched_record *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+  __u32 cpu = bpf_get_smp_processor_id();
+  void *ring = bpf_map_lookup_elem(&rings, &cpu);
+  vprof_sched_record *r = ring ? bpf_ringbuf_reserve(ring, sizeof(*r), 0) : NULL;
   if (!r) {
     count_lost(VPROF_LOST_RECORDS, flags & VPROF_SCHED_NEXT_RUNS ? 2 : 1);
     return;
   }
-  /* Taken after the reservation, so the ring's order (serialised by its lock) is close to
-     time order across CPUs. */
   r->time_ns = bpf_ktime_get_ns();
   r->tid = tid;
   r->pid = pid;
@@ -151,10 +160,10 @@ static __always_inline void emit(__u8 kind, __u8 flags, __u32 tid, __u32 pid, __
   r->other_pid = other_pid;
   r->kind = kind;
   r->flags = flags;
-  r->cpu = (__u16)bpf_get_smp_processor_id();
+  r->cpu = (__u16)cpu;
   r->arg = arg;
-  __u64 wake = bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-                                                                              : BPF_RB_NO_WAKEUP;
+  __u64 wake = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+                                                                          : BPF_RB_NO_WAKEUP;
   bpf_ringbuf_submit(r, wake);
 }
 

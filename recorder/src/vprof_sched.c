@@ -108,8 +108,9 @@ static void usage(FILE *to) {
         "  --out FILE      the file written, sched.vpk in the trace directory: a 128-byte header\n"
         "                  and 32-byte records (docs/trace-format.md, \"Kernel wake-ups\")\n"
         "  --ready-fd FD   write one byte to FD and close it once recording has begun\n"
-        "  --ring-mb N     kernel ring buffer size in MiB (default 16, rounded up to a power\n"
-        "                  of two); records that find it full are counted as lost\n"
+        "  --ring-mb N     kernel ring buffers' size in MiB (default 16, rounded up to a power\n"
+        "                  of two, split into one ring per CPU); records that find their\n"
+        "                  CPU's ring full are counted as lost\n"
         "  --quiet         no summary line on exit\n"
         "  --verbose       print libbpf's messages (load and verifier logs)\n"
         "  --check         exit 0 if recording works here, else 3 with the reason and the fix\n"
@@ -282,19 +283,79 @@ static int check_environment(void) {
   return EXIT_OK;
 }
 
+/* The per-CPU ring buffers (the programs' `rings`): one per possible CPU, of equal size. */
+struct rings {
+  int count;
+  uint32_t bytes; /* each */
+  int *fd;
+};
+static struct rings rings = {0, 0, NULL};
+
+static void close_rings(void) {
+  for (int i = 0; i < rings.count; i++)
+    if (rings.fd[i] >= 0)
+      close(rings.fd[i]);
+  free(rings.fd);
+  rings = (struct rings){0, 0, NULL};
+}
+
+/* Creates the rings: `ring_mb` MiB in all (rounded up to a power of two), split over the CPUs,
+   each a power of two of at least one page. */
+static int create_rings(struct vprof_sched_bpf *skel, unsigned ring_mb) {
+  uint32_t total = 1u << 20, page = (uint32_t)sysconf(_SC_PAGESIZE);
+  while (total < ring_mb * (1u << 20))
+    total <<= 1;
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0)
+    return -EINVAL;
+  uint32_t each = total;
+  while (each > page && (uint64_t)each * (uint64_t)cpus > total)
+    each >>= 1;
+  rings = (struct rings){cpus, each, calloc((size_t)cpus, sizeof(int))};
+  if (!rings.fd)
+    return -ENOMEM;
+  for (int i = 0; i < cpus; i++)
+    rings.fd[i] = -1;
+  for (int i = 0; i < cpus; i++) {
+    rings.fd[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "vprof_ring", 0, 0, each, NULL);
+    if (rings.fd[i] < 0)
+      return -errno;
+  }
+  bpf_map__set_max_entries(skel->maps.rings, (uint32_t)cpus);
+  /* the first ring is the template of the inner maps (setting the template's size in place
+     crashes libbpf 1.1) */
+  int err = bpf_map__set_inner_map_fd(skel->maps.rings, rings.fd[0]);
+  skel->rodata->wakeup_bytes = each / 4;
+  return err;
+}
+
+/* Puts the rings in the programs' `rings` (after the load). */
+static int fill_rings(struct vprof_sched_bpf *skel) {
+  int outer = bpf_map__fd(skel->maps.rings);
+  for (int i = 0; i < rings.count; i++) {
+    uint32_t cpu = (uint32_t)i;
+    if (bpf_map_update_elem(outer, &cpu, &rings.fd[i], BPF_ANY) != 0)
+      return -errno;
+  }
+  return 0;
+}
+
 /* Opens, sizes and loads the programs, puts `root_pid` (if not 0) in the traced set, and
    attaches them; on failure prints why (EXIT_CANNOT). */
 static int load_programs(struct vprof_sched_bpf **out, unsigned ring_mb, long root_pid) {
-  uint32_t ring_bytes = 1u << 20;
-  while (ring_bytes < ring_mb * (1u << 20))
-    ring_bytes <<= 1;
   struct vprof_sched_bpf *skel = vprof_sched_bpf__open();
   if (!skel)
     return cannot_record("cannot open the BPF object: %s", strerror(errno));
-  bpf_map__set_max_entries(skel->maps.records, ring_bytes);
-  skel->rodata->wakeup_bytes = ring_bytes / 4;
-  int err = vprof_sched_bpf__load(skel);
-  const char *step = "load the BPF programs";
+  int err = create_rings(skel, ring_mb);
+  const char *step = "create the ring buffers";
+  if (err == 0) {
+    err = vprof_sched_bpf__load(skel);
+    step = "load the BPF programs";
+  }
+  if (err == 0) {
+    err = fill_rings(skel);
+    step = "fill the ring buffer table";
+  }
   if (err == 0 && root_pid > 0) {
     uint32_t root = (uint32_t)root_pid;
     uint8_t one = 1;
@@ -310,6 +371,7 @@ static int load_programs(struct vprof_sched_bpf **out, unsigned ring_mb, long ro
   if (err != 0) {
     int e = err < 0 ? -err : err;
     vprof_sched_bpf__destroy(skel);
+    close_rings();
     if (e == EPERM || e == EACCES)
       return cannot_record("%s", no_privilege);
     return cannot_record("cannot %s: %s%s%s%s; `vprof-sched --check --verbose` shows the "
@@ -512,8 +574,14 @@ static int record(const struct options *o) {
   rec.header.start_ns = monotonic_ns();
   rec.last_flush_ns = rec.header.start_ns;
   status = write_header(&rec);
-  struct ring_buffer *ring =
-      ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, &rec, NULL);
+  struct ring_buffer *ring = ring_buffer__new(rings.fd[0], on_record, &rec, NULL);
+  for (int i = 1; ring && i < rings.count; i++)
+    if (ring_buffer__add(ring, rings.fd[i], on_record, &rec) != 0) {
+      int e = errno;
+      ring_buffer__free(ring);
+      ring = NULL;
+      errno = e;
+    }
   if (!ring && status == EXIT_OK)
     status = io_error("ring buffer", "cannot map", errno);
   if (status == EXIT_OK) {
@@ -540,6 +608,7 @@ static int record(const struct options *o) {
   rec.header.end_ns = monotonic_ns();
   rec.header.flags = VPROF_SCHED_CLOSED;
   vprof_sched_bpf__destroy(skel);
+  close_rings();
   if (rec.io_errno != 0)
     status = io_error(rec.path, "cannot write the records", rec.io_errno);
   else if (write_header(&rec) != EXIT_OK)
@@ -565,6 +634,7 @@ static int check(const struct options *o) {
   if (status != EXIT_OK)
     return status;
   vprof_sched_bpf__destroy(skel);
+  close_rings();
   if (!o->quiet)
     fprintf(stderr, "vprof-sched: recording works here\n");
   return EXIT_OK;
