@@ -13,7 +13,8 @@
  *
  *   offset 0    vprof_sched_header (128 bytes)
  *   offset 128  vprof_sched_record[records], in the order the recorder received them
- *               (per CPU in time order; across CPUs nearly so: readers sort by time)
+ *               (per CPU in time order; across CPUs interleaved by batch, one ring
+ *               buffer per CPU since version 2: readers sort by time)
  *
  * The recorder writes the header first with records = 0 and flags = 0, appends records,
  * and at its end rewrites the header with the final counts and VPROF_SCHED_CLOSED. A
