@@ -35,6 +35,7 @@ enum {
 
 #define RING_MB_DEFAULT 16u
 #define RING_MB_MAX 1024u
+#define RING_MIN_BYTES (256u << 10) /* the smallest per-CPU ring */
 #define POLL_MS 100 /* ring poll timeout: the latency of a quiet ring's records, and of the end */
 #define FLUSH_NS 200000000ull /* a partly filled batch reaches the file within 200 ms */
 #define BATCH_RECORDS 32768u  /* 1 MiB of records per write() */
@@ -300,16 +301,17 @@ static void close_rings(void) {
 }
 
 /* Creates the rings: `ring_mb` MiB in all (rounded up to a power of two), split over the CPUs,
-   each a power of two of at least one page. */
+   each a power of two of at least RING_MIN_BYTES (on many CPUs the rings hold more in all:
+   one CPU's burst must not find a tiny ring full). */
 static int create_rings(struct vprof_sched_bpf *skel, unsigned ring_mb) {
-  uint32_t total = 1u << 20, page = (uint32_t)sysconf(_SC_PAGESIZE);
+  uint32_t total = 1u << 20;
   while (total < ring_mb * (1u << 20))
     total <<= 1;
   int cpus = libbpf_num_possible_cpus();
   if (cpus <= 0)
     return -EINVAL;
   uint32_t each = total;
-  while (each > page && (uint64_t)each * (uint64_t)cpus > total)
+  while (each > RING_MIN_BYTES && (uint64_t)each * (uint64_t)cpus > total)
     each >>= 1;
   rings = (struct rings){cpus, each, calloc((size_t)cpus, sizeof(int))};
   if (!rings.fd)
