@@ -994,7 +994,7 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
     for (const auto &pl : gr.places) {
       const auto nd = static_cast<std::size_t>(std::max(pl.node, 0));
       items.push_back({pl.node, pl.node < 0 ? 0.0 : static_cast<double>(nf.level[nd]), pl.node >= 0,
-                       pl.contribution, pl.noise});
+                       pl.contribution, pl.contribution, pl.noise});
     }
     const std::vector<double> keys = nested_keys(nf, items);
     for (std::size_t i = 0; i < gr.places.size(); ++i) {
@@ -1090,13 +1090,17 @@ namespace {
 // outside every probed function, which stands for the code above the roots: an ancestor of
 // everything, as is (untracked), which names no code, of its frame's subtree); a covariance
 // sits at its sides' level in their parent and contains nothing.
-NestedItem nested_item(const AnalysisResult &res, const NodeFacts &nf, const Factor &f) {
+// `spanning`: per node, a frame that spans the interval (the interval itself: at the root's
+// level, containing all below it, like the root); `worth`: per node, the contribution of its
+// function's place (0: none known).
+NestedItem nested_item(const AnalysisResult &res, const NodeFacts &nf, const Factor &f,
+                       const std::vector<char> &spanning, const std::vector<double> &worth) {
   auto level_of = [&](int node, bool body) {
     const auto nd = static_cast<std::size_t>(node);
-    return node == 0 ? 0.0 : nf.level[nd] + (body ? 0.5 : 0.0);
+    return node == 0 || spanning[nd] ? 0.0 : nf.level[nd] + (body ? 0.5 : 0.0);
   };
   NestedItem it;
-  it.value = f.net_share;
+  it.value = it.rank_value = f.net_share;
   it.noise = f.noise;
   if (f.kind == Factor::Kind::Covariance) {
     it.node = f.parent;
@@ -1110,22 +1114,57 @@ NestedItem nested_item(const AnalysisResult &res, const NodeFacts &nf, const Fac
     it.contains = true;
     return it;
   }
+  const auto a = static_cast<std::size_t>(f.a);
   it.node = f.a;
   it.level = level_of(f.a, f.a_body);
-  it.contains = !f.a_body || f.a == 0;
+  it.contains = !f.a_body || f.a == 0 || spanning[a];
+  if (spanning[a] && !f.a_body) // the interval's own variance names nothing
+    it.rank_value = 0;
+  else if (f.a != 0)
+    it.rank_value = std::max(it.rank_value, worth[a]);
   return it;
 }
 
 } // namespace
 
 std::vector<std::size_t> rank_factors(const AnalysisResult &res, const NodeFacts &nf,
-                                      std::vector<Factor> &factors, std::size_t max_factors) {
+                                      std::vector<Factor> &factors, std::size_t max_factors,
+                                      const PlaceTable *pt, const GroupResult *gr) {
   // the observed ranking: observed specificity, score = the nested rule's key over net shares
   std::vector<double> level(factors.size(), 0);
   if (res.ranking == Ranking::Net) {
+    const std::size_t N = res.nodes.size();
+    std::vector<char> spanning(N, 0);
+    std::vector<double> worth(N, 0.0);
+    if (gr) {
+      // the frames open for the whole interval, from the root down (the annotated function
+      // whose body the interval begins in, and the frames above it)
+      std::vector<char> open(N, 0);
+      for (const auto &ns : gr->nodes)
+        open[static_cast<std::size_t>(ns.node)] =
+            gr->latency.mean_ns > 0 && ns.mean_ns >= kSpanningFrame * gr->latency.mean_ns;
+      for (std::size_t i = 1; i < N; ++i) {
+        const Node &n = res.nodes[i];
+        const auto p = static_cast<std::size_t>(n.parent);
+        spanning[i] = open[i] && n.kind == Node::Kind::Site && (p == 0 || spanning[p]);
+      }
+    }
+    if (gr && pt) {
+      std::unordered_map<std::string, double> contribution;
+      for (const auto &pl : gr->places)
+        contribution[pl.key] = pl.contribution;
+      for (std::size_t i = 1; i < N; ++i) {
+        const int p = pt->place_of[i];
+        if (p < 0 || res.nodes[i].kind != Node::Kind::Site)
+          continue;
+        auto it = contribution.find(pt->key[static_cast<std::size_t>(p)]);
+        if (it != contribution.end())
+          worth[i] = it->second;
+      }
+    }
     std::vector<NestedItem> items;
     for (const auto &f : factors)
-      items.push_back(nested_item(res, nf, f));
+      items.push_back(nested_item(res, nf, f, spanning, worth));
     const std::vector<double> keys = nested_keys(nf, items);
     auto spec_of = [&](int node, bool body) {
       return body && node == 0 ? 0.0 : nf.observed[static_cast<std::size_t>(node)];
@@ -1318,7 +1357,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     Terms terms = variance_trees(res, facts, nf, pt, gt, opt, gr);
     place_stats(nf, pt, gt, opt, gr);
     wait_stats(res, nf, pt, gt, gr);
-    std::vector<std::size_t> order = rank_factors(res, nf, terms.factors, opt.max_factors);
+    std::vector<std::size_t> order =
+        rank_factors(res, nf, terms.factors, opt.max_factors, &pt, &gr);
     for (auto r : order)
       gr.factors.push_back(terms.factors[r]);
     bootstrap_intervals(gt, terms, order, opt, rng, gr, res.notes);

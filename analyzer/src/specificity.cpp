@@ -55,7 +55,7 @@ std::vector<double> nested_keys(const NodeFacts &nf, const std::vector<NestedIte
   const std::size_t n = items.size();
   std::vector<double> keys(n);
   for (std::size_t i = 0; i < n; ++i)
-    keys[i] = items[i].value;
+    keys[i] = items[i].rank_value;
   // the terms that can explain an ancestor (something positive above the noise), by the
   // preorder position of their node: a subtree is one range of them
   std::vector<std::size_t> by_tin;
@@ -91,7 +91,7 @@ std::vector<double> nested_keys(const NodeFacts &nf, const std::vector<NestedIte
         best = static_cast<std::ptrdiff_t>(j);
     }
     if (best >= 0) // explained: it ranks right behind the term that explains it
-      keys[i] = std::min(it.value, keys[static_cast<std::size_t>(best)]);
+      keys[i] = std::min(it.rank_value, keys[static_cast<std::size_t>(best)]);
   }
   return keys;
 }

@@ -98,11 +98,13 @@ struct NestedItem {
   double level = 0;      // its observed level (a body: half a level below its node)
   bool contains = false; // the terms anchored in its node's subtree are inside it
   double value = 0;      // what it carries: net share (factors), contribution (places)
+  double rank_value = 0; // what it is worth against unrelated items (factors: at least what
+                         // its function carries in all its contexts; places: its value)
   bool noise = false;    // below the noise floor: explains nothing
 };
-// Each item's rank key (rank by key, descending; ties: deeper first): its value, or, when a
-// nested item explains it, the smaller of its value and that item's key (the explaining
-// item with the largest key).
+// Each item's rank key (rank by key, descending; ties: deeper first): its rank value, or,
+// when a nested item explains it, the smaller of its rank value and that item's key (the
+// explaining item with the largest key).
 std::vector<double> nested_keys(const NodeFacts &nf, const std::vector<NestedItem> &items);
 
 // ---- places ---------------------------------------------------------------------------
@@ -176,8 +178,15 @@ void wait_stats(const AnalysisResult &res, const NodeFacts &nf, const PlaceTable
 // The factors' order by score (ties: the deeper term, the larger |share|, the key), noise
 // after the rest; at most `max_factors`. Ranking::Net (observed): each factor's specificity
 // becomes its observed one and its score its nested-rule key (docs/statistics.md).
+// `pt`, `gr` (the group's node statistics and places, when known): a frame that spans the
+// interval (its mean time at least kSpanningFrame of the latency's) is the interval itself,
+// at the root's level, its variance ranked last; a variance term of a function's node is
+// worth at least the contribution of the function's place (all its contexts merged).
+inline constexpr double kSpanningFrame = 0.99;
 std::vector<std::size_t> rank_factors(const AnalysisResult &res, const NodeFacts &nf,
-                                      std::vector<Factor> &factors, std::size_t max_factors);
+                                      std::vector<Factor> &factors, std::size_t max_factors,
+                                      const PlaceTable *pt = nullptr,
+                                      const GroupResult *gr = nullptr);
 
 // Percentile intervals of the top opt.ci_factors factors' shares (gr.factors in rank order,
 // `order` their indexes into `terms`); a note when the samples had to be reduced.

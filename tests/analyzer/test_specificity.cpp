@@ -89,7 +89,7 @@ Ranked rank(const EngineOutput &eo, const DbFacts &facts, Ranking ranking) {
   r.gr.latency = latency_stats(gt.L);
   Terms terms = variance_trees(r.res, facts, nf, pt, gt, opt, r.gr);
   place_stats(nf, pt, gt, opt, r.gr);
-  for (auto i : rank_factors(r.res, nf, terms.factors, opt.max_factors))
+  for (auto i : rank_factors(r.res, nf, terms.factors, opt.max_factors, &pt, &r.gr))
     r.gr.factors.push_back(terms.factors[i]);
   return r;
 }
@@ -227,17 +227,43 @@ TEST(Specificity, NestedKeysFollowTheExplainingTerm) {
   nf.kids = {{1, 3}, {2}, {}, {}};
   subtree_ranges(nf);
   std::vector<NestedItem> items = {
-      {1, 1, true, 0.9, false}, // explained by 2 (0.5 >= 0.45)
-      {2, 2, true, 0.5, false}, // a leaf
-      {3, 1, true, 0.6, false}, // unrelated
-      {0, 0, true, 2.0, false}, // explains... nothing carries 1.0: keeps its value
-      {2, 2, false, 0.2, true}, // noise explains nothing
+      {1, 1, true, 0.9, 0.9, false}, // explained by 2 (0.5 >= 0.45)
+      {2, 2, true, 0.5, 0.5, false}, // a leaf
+      {3, 1, true, 0.6, 0.6, false}, // unrelated
+      {0, 0, true, 2.0, 2.0, false}, // nothing carries 1.0: it keeps its value
+      {2, 2, false, 0.2, 0.2, true}, // noise explains nothing
   };
   const auto keys = nested_keys(nf, items);
   EXPECT_DOUBLE_EQ(keys[0], 0.5);
   EXPECT_DOUBLE_EQ(keys[1], 0.5);
   EXPECT_DOUBLE_EQ(keys[2], 0.6);
   EXPECT_DOUBLE_EQ(keys[3], 2.0);
-  items[3].value = 1.1; // now items 0 (key 0.5) and 2 (0.6) explain it
+  items[3].value = items[3].rank_value = 1.1; // now items 0 (key 0.5) and 2 (0.6) explain it
   EXPECT_DOUBLE_EQ(nested_keys(nf, items)[3], 0.6) << "the explaining term with the largest key";
+}
+
+// customlock's shape: the annotated function r spans the interval (its variance is the
+// interval's, it names nothing); x is called in two contexts (0.29 of Var(L) in each, 0.58
+// in all), y in one (0.42). A term of x is worth what x carries in all its contexts, so x
+// leads — not r (the interval itself), not y (more than each context of x, less than x).
+TEST(Specificity, TheIntervalsOwnFrameNamesNothingAndAFunctionIsWorthAllItsContexts) {
+  EngineOutput eo;
+  eo.nodes = {{kNoParent, 0}};
+  DbFacts facts;
+  facts.have = true;
+  facts.H = 3;
+  const int r = add_function(eo, facts, 0, 9, 1, 1, "r", 3);
+  const int x1 = add_function(eo, facts, r, 1, 3, 2, "x", 0);
+  const int w = add_function(eo, facts, r, 1, 5, 3, "w", 1);
+  const int x2 = add_function(eo, facts, w, 3, 7, 2, "x", 0);
+  const int y = add_function(eo, facts, r, 1, 9, 4, "y", 0);
+  fill_times(eo, [&](int n, std::mt19937_64 &rng) {
+    return n == x1 || n == x2 ? uniform(rng, 3000) : n == y ? uniform(rng, 3600) : n == 0 ? 0 : 20;
+  });
+  const Ranked net = rank(eo, facts, Ranking::Net);
+  EXPECT_EQ(net.top_factor_function(), 2) << net.gr.factors.front().name;
+  EXPECT_EQ(net.gr.places.front().key, "f:2");
+  for (std::size_t i = 0; i + 1 < net.gr.factors.size(); ++i) // r's variance: below all else
+    if (net.gr.factors[i].a == r - 1 && !net.gr.factors[i].a_body)
+      EXPECT_LE(net.gr.factors[i].score, 0.0) << net.gr.factors[i].name;
 }
