@@ -1094,7 +1094,8 @@ namespace {
 // level, containing all below it, like the root); `worth`: per node, the contribution of its
 // function's place (0: none known).
 NestedItem nested_item(const AnalysisResult &res, const NodeFacts &nf, const Factor &f,
-                       const std::vector<char> &spanning, const std::vector<double> &worth) {
+                       const std::vector<char> &spanning, const std::vector<double> &worth,
+                       const std::vector<int> &group) {
   auto level_of = [&](int node, bool body) {
     const auto nd = static_cast<std::size_t>(node);
     return node == 0 || spanning[nd] ? 0.0 : nf.level[nd] + (body ? 0.5 : 0.0);
@@ -1118,6 +1119,8 @@ NestedItem nested_item(const AnalysisResult &res, const NodeFacts &nf, const Fac
   it.node = f.a;
   it.level = level_of(f.a, f.a_body);
   it.contains = !f.a_body || f.a == 0 || spanning[a];
+  if (!f.a_body)
+    it.group = group[a];
   if (spanning[a] && !f.a_body) // the interval's own variance names nothing
     it.rank_value = 0;
   else if (f.a != 0)
@@ -1136,6 +1139,14 @@ std::vector<std::size_t> rank_factors(const AnalysisResult &res, const NodeFacts
     const std::size_t N = res.nodes.size();
     std::vector<char> spanning(N, 0);
     std::vector<double> worth(N, 0.0);
+    std::vector<int> group(N, -1); // a function's place, for its nodes' variance terms
+    if (pt)
+      for (std::size_t i = 1; i < N; ++i) {
+        const int p = pt->place_of[i];
+        if (p >= 0 && res.nodes[i].kind == Node::Kind::Site &&
+            pt->kind[static_cast<std::size_t>(p)] == Place::Kind::Function)
+          group[i] = p;
+      }
     if (gr) {
       // the frames open for the whole interval, from the root down (the annotated function
       // whose body the interval begins in, and the frames above it)
@@ -1164,7 +1175,7 @@ std::vector<std::size_t> rank_factors(const AnalysisResult &res, const NodeFacts
     }
     std::vector<NestedItem> items;
     for (const auto &f : factors)
-      items.push_back(nested_item(res, nf, f, spanning, worth));
+      items.push_back(nested_item(res, nf, f, spanning, worth, group));
     const std::vector<double> keys = nested_keys(nf, items);
     auto spec_of = [&](int node, bool body) {
       return body && node == 0 ? 0.0 : nf.observed[static_cast<std::size_t>(node)];

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <unordered_map>
 
 namespace vprof::analyzer::detail {
 
@@ -82,14 +83,38 @@ std::vector<double> nested_keys(const NodeFacts &nf, const std::vector<NestedIte
     auto lo = std::lower_bound(tins.begin(), tins.end(), nf.tin[node]);
     auto hi = std::lower_bound(tins.begin(), tins.end(), nf.tout[node]);
     std::ptrdiff_t best = -1;
-    for (auto k = lo - tins.begin(); k < hi - tins.begin(); ++k) {
-      const std::size_t j = by_tin[static_cast<std::size_t>(k)];
-      if (j == i || items[j].level <= it.level || items[j].value < kNestedShare * it.value)
-        continue;
+    auto consider = [&](std::size_t j) {
       const auto b = static_cast<std::size_t>(best);
       if (best < 0 || keys[j] > keys[b] || (keys[j] == keys[b] && items[j].level > items[b].level))
         best = static_cast<std::ptrdiff_t>(j);
+    };
+    // per group: the outermost members' total, where the last counted one ends, the member
+    // of largest key
+    struct Group {
+      double total = 0;
+      int end = -1;
+      std::size_t top = 0;
+    };
+    std::unordered_map<int, Group> groups;
+    for (auto k = lo - tins.begin(); k < hi - tins.begin(); ++k) {
+      const std::size_t j = by_tin[static_cast<std::size_t>(k)];
+      if (j == i || items[j].level <= it.level)
+        continue;
+      if (items[j].group >= 0) {
+        auto [g, fresh] = groups.try_emplace(items[j].group, Group{0, -1, j});
+        if (tin_of(j) >= g->second.end) { // not inside a member already counted
+          g->second.total += items[j].value;
+          g->second.end = nf.tout[static_cast<std::size_t>(items[j].node)];
+        }
+        if (keys[j] > keys[g->second.top])
+          g->second.top = j;
+      }
+      if (items[j].value >= kNestedShare * it.value)
+        consider(j);
     }
+    for (const auto &[id, g] : groups)
+      if (g.total >= kNestedShare * it.value)
+        consider(g.top);
     if (best >= 0) // explained: it ranks right behind the term that explains it
       keys[i] = std::min(it.rank_value, keys[static_cast<std::size_t>(best)]);
   }

@@ -101,6 +101,9 @@ struct NestedItem {
   double rank_value = 0; // what it is worth against unrelated items (factors: at least what
                          // its function carries in all its contexts; places: its value)
   bool noise = false;    // below the noise floor: explains nothing
+  // the function (place) a variance term times, -1: none; the outermost terms of one group
+  // inside an item explain it together (a function called in several contexts below it)
+  int group = -1;
 };
 // Each item's rank key (rank by key, descending; ties: deeper first): its rank value, or,
 // when a nested item explains it, the smaller of its rank value and that item's key (the
