@@ -267,3 +267,27 @@ TEST(Specificity, TheIntervalsOwnFrameNamesNothingAndAFunctionIsWorthAllItsConte
     if (net.gr.factors[i].a == r - 1 && !net.gr.factors[i].a_body)
       EXPECT_LE(net.gr.factors[i].score, 0.0) << net.gr.factors[i].name;
 }
+
+// convoy's shape: u's variance is its own body (0.24 of Var(L)) and h's, called in two
+// contexts below u (0.24 each): no single term inside u carries half of it (0.71), but h's
+// two contexts together do, so h leads (worth 0.48 in all), not u, not the unrelated
+// sibling s (0.29).
+TEST(Specificity, AFunctionsContextsInsideAnAncestorExplainItTogether) {
+  EngineOutput eo;
+  eo.nodes = {{kNoParent, 0}};
+  DbFacts facts;
+  facts.have = true;
+  facts.H = 4;
+  const int u = add_function(eo, facts, 0, 9, 1, 5, "u", 3);
+  const int h1 = add_function(eo, facts, u, 5, 3, 6, "h", 0);
+  const int v = add_function(eo, facts, u, 5, 5, 7, "v", 1);
+  const int h2 = add_function(eo, facts, v, 7, 7, 6, "h", 0);
+  const int s = add_function(eo, facts, 0, 9, 9, 8, "s", 0);
+  fill_times(eo, [&](int n, std::mt19937_64 &rng) {
+    return n == u || n == h1 || n == h2 ? uniform(rng, 3000) : n == s ? uniform(rng, 3300) : 20;
+  });
+  const Ranked net = rank(eo, facts, Ranking::Net);
+  EXPECT_EQ(net.top_factor_function(), 6) << net.gr.factors.front().name;
+  EXPECT_EQ(net.gr.places.front().key, "f:6");
+  (void)v;
+}
