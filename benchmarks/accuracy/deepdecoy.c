@@ -13,7 +13,7 @@
 
 static double *g_crunch_u, *g_stamp_u; /* drawn up front, one per interval */
 static double *g_cause_ns, *g_lat_ns;  /* realised, one per interval */
-static int g_audit;                     /* set by ACC_AUDIT: never in the suite */
+static int g_audit;                    /* set by ACC_AUDIT: never in the suite */
 
 /* The audit chain: static depth, no runtime time. */
 void audit_8(int i) { ACC_SPIN_UNITS(i % 2); }
