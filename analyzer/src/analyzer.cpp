@@ -516,6 +516,23 @@ NodeFacts heights_and_specificity(const DbFacts &facts, AnalysisResult &res) {
   nf.kids.assign(N, {});
   for (std::size_t i = 1; i < N; ++i)
     nf.kids[res.nodes[i].parent].push_back(static_cast<int>(i));
+  // the observed ranking's levels (the default; the static rule above is VProfiler's): a
+  // kernel wait and a call of an outside function are part of the frame that makes them, a
+  // function's body below its call is that function (one level)
+  std::vector<char> in_frame = of_frame;
+  for (std::size_t i = 1; i < N; ++i) {
+    const Node &n = res.nodes[i];
+    auto it = n.kind == Node::Kind::Site ? facts.sites.find(n.site) : facts.sites.end();
+    if (it == facts.sites.end())
+      continue;
+    const Node &p = res.nodes[static_cast<std::size_t>(n.parent)];
+    const bool body_of_call = it->second.kind == "body" && p.kind == Node::Kind::Site &&
+                              n.function != 0 && p.function == n.function;
+    if (it->second.external || body_of_call)
+      in_frame[i] = 1;
+  }
+  observed_levels(res, in_frame, nf);
+  subtree_ranges(nf);
   return nf;
 }
 
@@ -1038,15 +1055,42 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
     pl.noise = std::max(std::abs(pl.share), std::abs(pl.contribution)) < opt.noise_share;
     gr.places.push_back(std::move(pl));
   }
-  std::sort(gr.places.begin(), gr.places.end(), [](const Place &a, const Place &b) {
+  // the observed ranking: each place at the context carrying most of it, the nested rule
+  // over contributions (docs/statistics.md); VProfiler's: static specificity x share
+  std::vector<double> level(gr.places.size(), 0);
+  if (opt.ranking == Ranking::Net) {
+    std::vector<NestedItem> items;
+    for (const auto &pl : gr.places) {
+      const auto nd = static_cast<std::size_t>(std::max(pl.node, 0));
+      items.push_back({pl.node, pl.node < 0 ? 0.0 : static_cast<double>(nf.level[nd]), pl.node >= 0,
+                       pl.contribution, pl.contribution, pl.noise});
+    }
+    const std::vector<double> keys = nested_keys(nf, items);
+    for (std::size_t i = 0; i < gr.places.size(); ++i) {
+      Place &pl = gr.places[i];
+      pl.specificity = pl.node < 0 ? 0.0 : nf.observed[static_cast<std::size_t>(pl.node)];
+      pl.score = keys[i];
+      level[i] = items[i].level;
+    }
+  }
+  std::vector<std::size_t> porder(gr.places.size());
+  std::iota(porder.begin(), porder.end(), 0);
+  std::sort(porder.begin(), porder.end(), [&](std::size_t x, std::size_t y) {
+    const Place &a = gr.places[x], &b = gr.places[y];
     if (a.noise != b.noise)
       return b.noise;
     if (a.score != b.score)
       return a.score > b.score;
+    if (level[x] != level[y]) // equal keys: the deeper place first
+      return level[x] > level[y];
     if (a.share != b.share)
       return a.share > b.share;
     return a.key < b.key;
   });
+  std::vector<Place> sorted;
+  for (auto i : porder)
+    sorted.push_back(std::move(gr.places[i]));
+  gr.places = std::move(sorted);
   if (gr.places.size() > opt.max_factors)
     gr.places.resize(opt.max_factors);
 }
@@ -1119,8 +1163,116 @@ void wait_stats(const AnalysisResult &res, const NodeFacts &nf, const PlaceTable
 
 // ---- ranking --------------------------------------------------------------------------
 
-std::vector<std::size_t> rank_factors(const AnalysisResult &res, const std::vector<Factor> &factors,
-                                      std::size_t max_factors) {
+namespace {
+
+// A factor as the nested rule sees it: a variance of T_a contains the terms of a's subtree;
+// a body is half a level below its node and contains nothing, except the root's (the time
+// outside every probed function, which stands for the code above the roots: an ancestor of
+// everything, as is (untracked), which names no code, of its frame's subtree); a covariance
+// sits at its sides' level in their parent and contains nothing.
+// `spanning`: per node, a frame that spans the interval (the interval itself: at the root's
+// level, containing all below it, like the root); `worth`: per node, the contribution of its
+// function's place (0: none known).
+NestedItem nested_item(const AnalysisResult &res, const NodeFacts &nf, const Factor &f,
+                       const std::vector<char> &spanning, const std::vector<double> &worth,
+                       const std::vector<int> &group) {
+  auto level_of = [&](int node, bool body) {
+    const auto nd = static_cast<std::size_t>(node);
+    return node == 0 || spanning[nd] ? 0.0 : nf.level[nd] + (body ? 0.5 : 0.0);
+  };
+  NestedItem it;
+  it.value = it.rank_value = f.net_share;
+  it.noise = f.noise;
+  if (f.kind == Factor::Kind::Covariance) {
+    it.node = f.parent;
+    it.level = std::min(level_of(f.a, f.a_body), level_of(f.b, f.b_body));
+    return it;
+  }
+  const Node &n = res.nodes[static_cast<std::size_t>(f.a)];
+  if (n.kind == Node::Kind::Untracked) {
+    it.node = n.parent;
+    it.level = nf.level[static_cast<std::size_t>(f.a)];
+    it.contains = true;
+    return it;
+  }
+  const auto a = static_cast<std::size_t>(f.a);
+  it.node = f.a;
+  it.level = level_of(f.a, f.a_body);
+  it.contains = !f.a_body || f.a == 0 || spanning[a];
+  if (!f.a_body)
+    it.group = group[a];
+  if (spanning[a] && !f.a_body) // the interval's own variance names nothing
+    it.rank_value = 0;
+  else if (f.a != 0)
+    it.rank_value = std::max(it.rank_value, worth[a]);
+  return it;
+}
+
+} // namespace
+
+std::vector<std::size_t> rank_factors(const AnalysisResult &res, const NodeFacts &nf,
+                                      std::vector<Factor> &factors, std::size_t max_factors,
+                                      const PlaceTable *pt, const GroupResult *gr) {
+  // the observed ranking: observed specificity, score = the nested rule's key over net shares
+  std::vector<double> level(factors.size(), 0);
+  if (res.ranking == Ranking::Net) {
+    const std::size_t N = res.nodes.size();
+    std::vector<char> spanning(N, 0);
+    std::vector<double> worth(N, 0.0);
+    std::vector<int> group(N, -1); // a function's place, for its nodes' variance terms
+    if (pt)
+      for (std::size_t i = 1; i < N; ++i) {
+        const int p = pt->place_of[i];
+        if (p >= 0 && res.nodes[i].kind == Node::Kind::Site &&
+            pt->kind[static_cast<std::size_t>(p)] == Place::Kind::Function)
+          group[i] = p;
+      }
+    if (gr) {
+      // the frames open for the whole interval, from the root down (the annotated function
+      // whose body the interval begins in, and the frames above it)
+      std::vector<char> open(N, 0);
+      for (const auto &ns : gr->nodes)
+        open[static_cast<std::size_t>(ns.node)] =
+            gr->latency.mean_ns > 0 && ns.mean_ns >= kSpanningFrame * gr->latency.mean_ns;
+      for (std::size_t i = 1; i < N; ++i) {
+        const Node &n = res.nodes[i];
+        const auto p = static_cast<std::size_t>(n.parent);
+        spanning[i] = open[i] && n.kind == Node::Kind::Site && (p == 0 || spanning[p]);
+      }
+    }
+    if (gr && pt) {
+      std::unordered_map<std::string, double> contribution;
+      for (const auto &pl : gr->places)
+        contribution[pl.key] = pl.contribution;
+      for (std::size_t i = 1; i < N; ++i) {
+        const int p = pt->place_of[i];
+        if (p < 0 || res.nodes[i].kind != Node::Kind::Site)
+          continue;
+        auto it = contribution.find(pt->key[static_cast<std::size_t>(p)]);
+        if (it != contribution.end())
+          worth[i] = it->second;
+      }
+    }
+    std::vector<NestedItem> items;
+    for (const auto &f : factors)
+      items.push_back(nested_item(res, nf, f, spanning, worth, group));
+    const std::vector<double> keys = nested_keys(nf, items);
+    auto spec_of = [&](int node, bool body) {
+      return body && node == 0 ? 0.0 : nf.observed[static_cast<std::size_t>(node)];
+    };
+    for (std::size_t i = 0; i < factors.size(); ++i) {
+      Factor &f = factors[i];
+      f.specificity = f.b < 0 ? spec_of(f.a, f.a_body)
+                              : std::min(spec_of(f.a, f.a_body), spec_of(f.b, f.b_body));
+      f.score = keys[i];
+      level[i] = items[i].level;
+    }
+  } else {
+    for (std::size_t i = 0; i < factors.size(); ++i) {
+      const Factor &f = factors[i];
+      level[i] = std::max(res.nodes[f.a].depth, f.b >= 0 ? res.nodes[f.b].depth : 0);
+    }
+  }
   std::vector<std::size_t> order(factors.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) {
@@ -1130,10 +1282,8 @@ std::vector<std::size_t> rank_factors(const AnalysisResult &res, const std::vect
     if (a.score != b.score)
       return a.score > b.score;
     // equal scores: the deeper (more specific in context) term first
-    int da = std::max(res.nodes[a.a].depth, a.b >= 0 ? res.nodes[a.b].depth : 0);
-    int db = std::max(res.nodes[b.a].depth, b.b >= 0 ? res.nodes[b.b].depth : 0);
-    if (da != db)
-      return da > db;
+    if (level[x] != level[y])
+      return level[x] > level[y];
     if (std::abs(a.share) != std::abs(b.share))
       return std::abs(a.share) > std::abs(b.share);
     return a.key < b.key;
@@ -1365,7 +1515,8 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     Terms terms = variance_trees(res, facts, nf, pt, gt, opt, gr);
     place_stats(nf, pt, gt, opt, gr);
     wait_stats(res, nf, pt, gt, gr);
-    std::vector<std::size_t> order = rank_factors(res, terms.factors, opt.max_factors);
+    std::vector<std::size_t> order =
+        rank_factors(res, nf, terms.factors, opt.max_factors, &pt, &gr);
     for (auto r : order)
       gr.factors.push_back(terms.factors[r]);
     bootstrap_intervals(gt, terms, order, opt, rng, gr, res.notes);

@@ -137,7 +137,9 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
   out += "where the variance comes from, by place (a function, a call of an outside function or a\n"
          "wait, all calling contexts merged; its self time on the critical path; share = its\n"
          "variance / Var(L), contrib = its covariance with L / Var(L); ";
-  out += net ? "score = spec x contrib,\nVProfiler's = spec x share):\n"
+  out += net ? "score = contrib, or that of a\nplace below it that explains half of it or more; "
+               "spec = observed depth^2;\n"
+               "VProfiler's = static (H - h)^2 x share):\n"
              : "score = spec x share,\nVProfiler's ranking):\n";
   std::snprintf(buf, sizeof buf, "%4s %9s %11s %8s %8s %10s %6s  %s\n", "rank", "score",
                 "VProfiler's", "share", "contrib", "mean", "spec", "place");
@@ -187,7 +189,8 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
   out +=
       net ? "\nfactors: the terms of the variance tree, per calling context (covariances counted\n"
             "twice; net = min(share, Cov(X, parent) / Var(L)), the variance less what its\n"
-            "siblings cancel; score = spec x net, VProfiler's = spec x share):\n"
+            "siblings cancel; score = net, or that of a term inside it that explains half of\n"
+            "it or more; spec = observed depth^2; VProfiler's = static (H - h)^2 x share):\n"
           : "\nfactors: the terms of the variance tree, per calling context (covariances counted\n"
             "twice; net = min(share, Cov(X, parent) / Var(L)); score = spec x share,\n"
             "VProfiler's ranking):\n";
@@ -264,8 +267,9 @@ std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
   }
   out += "H = " + std::to_string(res.H) +
          (res.heights_from_db ? " (call-graph heights)" : " (no call graph: node depths)") +
-         (res.ranking == Ranking::Net ? "; ranked by net variance (VProfiler's score beside)"
-                                      : "; ranked by VProfiler's score") +
+         (res.ranking == Ranking::Net
+              ? "; ranked by observed depth and net variance (VProfiler's static score beside)"
+              : "; ranked by VProfiler's score") +
          "\n";
   for (const auto &w : res.warnings)
     out += "warning: " + w + "\n";

@@ -64,14 +64,53 @@ std::string drop_warning(const trace::Trace &tr, const EngineOutput &eo);
 struct NodeFacts {
   std::vector<int> wait_anc;          // the nearest wait ancestor (-1: the interval's own path)
   std::vector<int> top_of;            // the waker's top frame below that wait (-1: none)
-  std::vector<double> spec;           // specificity
+  std::vector<double> spec;           // VProfiler's specificity, from static heights
   std::vector<std::vector<int>> kids; // children in the whole tree
+  // The observed ranking (specificity.cpp): the level below the interval's root in the
+  // calling contexts the trace saw (a kernel wait at its frame's level, (untracked) at its
+  // wait's or the root's), its square (the observed specificity) and each node's subtree
+  // as a preorder range [tin, tout).
+  std::vector<int> level;
+  std::vector<double> observed;
+  std::vector<int> tin, tout;
 };
 
 // res.nodes from the engine's node definitions, named from the workspace.
 void name_nodes(const EngineOutput &eo, const DbFacts &facts, AnalysisResult &res);
 // The root height (res.H, res.heights_from_db) and every node's specificity.
 NodeFacts heights_and_specificity(const DbFacts &facts, AnalysisResult &res);
+
+// ---- the observed ranking (specificity.cpp; docs/statistics.md, "Specificity and score") --
+
+// nf.level and nf.observed from the tree (nf.wait_anc set; in_frame: the nodes that are
+// part of their parent frame — a kernel wait and what hangs below it, a call of a function
+// outside the program, a function's body below its call — at its level, not below it).
+void observed_levels(const AnalysisResult &res, const std::vector<char> &in_frame, NodeFacts &nf);
+// nf.tin, nf.tout from nf.kids.
+void subtree_ranges(NodeFacts &nf);
+
+// The nested rule: a term whose time lies inside another's (its node in the other's
+// subtree, at a deeper level) explains that ancestor when it carries at least this part of
+// what the ancestor carries; the ancestor then ranks right behind it.
+inline constexpr double kNestedShare = 0.5;
+
+// One factor or place as the nested rule sees it.
+struct NestedItem {
+  int node = -1;         // the tree node it is anchored at (-1: none)
+  double level = 0;      // its observed level (a body: half a level below its node)
+  bool contains = false; // the terms anchored in its node's subtree are inside it
+  double value = 0;      // what it carries: net share (factors), contribution (places)
+  double rank_value = 0; // what it is worth against unrelated items (factors: at least what
+                         // its function carries in all its contexts; places: its value)
+  bool noise = false;    // below the noise floor: explains nothing
+  // the function (place) a variance term times, -1: none; the outermost terms of one group
+  // inside an item explain it together (a function called in several contexts below it)
+  int group = -1;
+};
+// Each item's rank key (rank by key, descending; ties: deeper first): its rank value, or,
+// when a nested item explains it, the smaller of its rank value and that item's key (the
+// explaining item with the largest key).
+std::vector<double> nested_keys(const NodeFacts &nf, const std::vector<NestedItem> &items);
 
 // ---- places ---------------------------------------------------------------------------
 
@@ -171,9 +210,17 @@ void wait_stats(const AnalysisResult &res, const NodeFacts &nf, const PlaceTable
                 const GroupTimes &gt, GroupResult &gr);
 
 // The factors' order by score (ties: the deeper term, the larger |share|, the key), noise
-// after the rest; at most `max_factors`.
-std::vector<std::size_t> rank_factors(const AnalysisResult &res, const std::vector<Factor> &factors,
-                                      std::size_t max_factors);
+// after the rest; at most `max_factors`. Ranking::Net (observed): each factor's specificity
+// becomes its observed one and its score its nested-rule key (docs/statistics.md).
+// `pt`, `gr` (the group's node statistics and places, when known): a frame that spans the
+// interval (its mean time at least kSpanningFrame of the latency's) is the interval itself,
+// at the root's level, its variance ranked last; a variance term of a function's node is
+// worth at least the contribution of the function's place (all its contexts merged).
+inline constexpr double kSpanningFrame = 0.99;
+std::vector<std::size_t> rank_factors(const AnalysisResult &res, const NodeFacts &nf,
+                                      std::vector<Factor> &factors, std::size_t max_factors,
+                                      const PlaceTable *pt = nullptr,
+                                      const GroupResult *gr = nullptr);
 
 // Percentile intervals of the top opt.ci_factors factors' shares (gr.factors in rank order,
 // `order` their indexes into `terms`): opt.bootstrap_samples Poisson-weighted replicates

@@ -150,7 +150,8 @@ int main(int argc, char **argv) {
     if (full) {
       gr.histogram = latency_histogram(gt.L);
       wait_stats(res, nf, pt, gt, gr);
-      std::vector<std::size_t> order = rank_factors(res, terms.factors, opt.max_factors);
+      std::vector<std::size_t> order =
+          rank_factors(res, nf, terms.factors, opt.max_factors, &pt, &gr);
       for (auto r : order)
         gr.factors.push_back(terms.factors[r]);
       bootstrap_intervals(gt, terms, order, opt, rng, gr, res.warnings);

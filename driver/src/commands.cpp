@@ -64,9 +64,9 @@ void add_analyze_flags(CLI::App &sub, Context &ctx) {
        ctx, "bootstrap");
   mark(sub.add_option("--seed", ctx.cfg.seed, "bootstrap seed [seed]"), ctx, "seed");
   mark(sub.add_option("--ranking", ctx.cfg.ranking,
-                      "net: factors by specificity x net share, places by specificity x "
-                      "contribution (default); vprofiler: both by specificity x share, "
-                      "VProfiler's score [ranking]")
+                      "net: factors by net share, places by contribution, the deeper term "
+                      "first along one observed calling chain (default); vprofiler: both by "
+                      "static specificity x share, VProfiler's score [ranking]")
            ->check(CLI::IsMember({"net", "vprofiler"})),
        ctx, "ranking");
   mark(sub.add_option("--min-intervals", ctx.cfg.min_intervals,

@@ -34,9 +34,9 @@ const std::vector<ConfigKey> &config_keys() {
       {"final_budget", "the same for the final plan (default 0.02)"},
       {"record_ns", "the cost of one trace record the budgets are counted in, in ns (default "
                     "40: benchmarks/RESULTS.md)"},
-      {"ranking", "how factors and places are ranked: \"net\" (default: specificity x net "
-                  "share / contribution, which compensating siblings cannot fool) or "
-                  "\"vprofiler\" (VProfiler's specificity x share)"},
+      {"ranking", "how factors and places are ranked: \"net\" (default: net share / "
+                  "contribution, the deeper term first along one chain of the observed calling "
+                  "contexts) or \"vprofiler\" (VProfiler's static specificity x share)"},
       {"keep_traces", "true: keep the trace of every iteration (default false: a loop keeps "
                       "the newest two analysed iterations' traces)"},
       {"kernel_wakeups", "record the kernel's wake-ups of the workload's threads beside it "

@@ -148,22 +148,28 @@ TEST(Ranking, ExternalCallRanksAtItsCallersLevel) {
   b.write(dir / "trace");
   vprof::ws::Database db(dir / "vprof.db");
   sync_block_workspace(db, true);
-  auto res = va::analyze(dir / "trace", &db, {});
-  const auto &g = res.groups[0];
-  ASSERT_FALSE(g.factors.empty());
-  const auto &top = g.factors[0];
-  EXPECT_EQ(top.kind, va::Factor::Kind::Variance);
-  EXPECT_FALSE(top.a_body);
-  EXPECT_EQ(res.nodes[top.a].function, 2) << top.name;
-  int seen = 0;
-  for (const auto &f : g.factors)
-    if (f.key == "var:/s1/s2/s3/s4") {
-      ++seen;
-      EXPECT_DOUBLE_EQ(f.specificity, 1.0); // (H 2 - h(sync_block) 1)^2, not (2 - 0)^2
-      EXPECT_TRUE(f.leaf);                  // nothing of fsync can be instrumented
-    }
-  EXPECT_EQ(seen, 1);
-  EXPECT_LE(g.max_residual, 1e-9);
+  for (auto ranking : {va::Ranking::Net, va::Ranking::VProfiler}) {
+    va::AnalyzeOptions opt;
+    opt.ranking = ranking;
+    auto res = va::analyze(dir / "trace", &db, opt);
+    const auto &g = res.groups[0];
+    ASSERT_FALSE(g.factors.empty());
+    const auto &top = g.factors[0];
+    EXPECT_EQ(top.kind, va::Factor::Kind::Variance);
+    EXPECT_FALSE(top.a_body);
+    EXPECT_EQ(res.nodes[top.a].function, 2) << top.name;
+    int seen = 0;
+    for (const auto &f : g.factors)
+      if (f.key == "var:/s1/s2/s3/s4") {
+        ++seen;
+        // static: (H 2 - h(sync_block) 1)^2, not (2 - 0)^2; observed: at sync_block's level
+        // (2: serve's body, then sync_block's call and body as one level), not one below it
+        EXPECT_DOUBLE_EQ(f.specificity, ranking == va::Ranking::Net ? 4.0 : 1.0);
+        EXPECT_TRUE(f.leaf); // nothing of fsync can be instrumented
+      }
+    EXPECT_EQ(seen, 1);
+    EXPECT_LE(g.max_residual, 1e-9);
+  }
 }
 
 // The wait's time is the helper's compute: compute (under the wait node) must outrank
@@ -197,7 +203,9 @@ TEST(Ranking, RootHeightCoversTheIntervalPath) {
   condvar_workspace(db);
   db.exec("UPDATE functions SET height = 4 WHERE id = 1;"
           "INSERT OR REPLACE INTO meta(key, value) VALUES ('H', '1');");
-  auto res = va::analyze(tdir, &db, {});
+  va::AnalyzeOptions opt; // the static heights are VProfiler's ranking
+  opt.ranking = va::Ranking::VProfiler;
+  auto res = va::analyze(tdir, &db, opt);
   EXPECT_EQ(res.H, 4);
   int seen = 0;
   for (const auto &f : res.groups[0].factors)
@@ -259,7 +267,9 @@ TEST(Ranking, ExpandFollowsCallEdgesOfTheCallSitePosition) {
           "(2,'call',1,2,'acc::Shape::render','/s/v.cpp',44,12),"
           "(3,'call',1,NULL,'batch.process','/s/v.cpp',45,23);"
           "INSERT INTO plans(iteration, function, reason) VALUES (0,1,'root');");
-  auto res = va::analyze(dir / "trace", &db, {});
+  va::AnalyzeOptions opt; // the static heights of dispatching sites are VProfiler's ranking
+  opt.ranking = va::Ranking::VProfiler;
+  auto res = va::analyze(dir / "trace", &db, opt);
   int seen = 0;
   for (const auto &f : res.groups[0].factors) {
     seen += f.key == "var:/s1/s2" || f.key == "var:/s1/s3";

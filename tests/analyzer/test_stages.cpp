@@ -244,9 +244,13 @@ TEST(Stages, RowsHoldTheTimeMatricesDoublesAndOnlyTouchedNodes) {
   EXPECT_EQ(num(nt[2][3]), 0.0); // s2 of interval 100: no self time, a row as s4's ancestor
 }
 
-// Equal scores: the deeper term first, then the larger |share|; noise after everything.
+// Equal scores: the deeper term first, then the larger |share|; noise after everything
+// (VProfiler's ranking keeps the scores it is given; the observed one is in
+// test_specificity.cpp).
 TEST(Stages, RankingBreaksTiesByDepthThenShareAndPutsNoiseLast) {
   AnalysisResult res;
+  res.ranking = Ranking::VProfiler;
+  NodeFacts nf;
   res.nodes.resize(4);
   res.nodes[1].depth = 1;
   res.nodes[2].depth = 2;
@@ -256,8 +260,8 @@ TEST(Stages, RankingBreaksTiesByDepthThenShareAndPutsNoiseLast) {
   fs[1].a = 2, fs[1].score = 1, fs[1].share = 0.2, fs[1].key = "b";
   fs[2].a = 3, fs[2].score = 1, fs[2].share = -0.4, fs[2].key = "c";
   fs[3].a = 3, fs[3].score = 9, fs[3].share = 0.001, fs[3].key = "d", fs[3].noise = true;
-  EXPECT_EQ(rank_factors(res, fs, 10), (std::vector<std::size_t>{2, 1, 0, 3}));
-  EXPECT_EQ(rank_factors(res, fs, 2).size(), 2u);
+  EXPECT_EQ(rank_factors(res, nf, fs, 10), (std::vector<std::size_t>{2, 1, 0, 3}));
+  EXPECT_EQ(rank_factors(res, nf, fs, 2).size(), 2u);
 }
 
 // The floor is the median half-width of the bootstrap intervals (capped at 5 %): a factor
@@ -348,8 +352,17 @@ TEST(Stages, TimeOutsideEveryProbedFunctionIsAPlace) {
   EXPECT_NEAR(outside->share, var / varL, 1e-9);
   EXPECT_NEAR(contributions, 1.0, 1e-9) << "the places partition L: their contributions sum to 1";
   EXPECT_GT(outside->contribution, 0.5);
-  EXPECT_DOUBLE_EQ(outside->specificity, kOutsideSpecificity);
-  EXPECT_EQ(gr.places.front().key, "o:outside") << "it explains most and serve's spec is 0";
+  EXPECT_DOUBLE_EQ(outside->specificity, 0.0) << "observed: the root's level";
+  EXPECT_EQ(gr.places.front().key, "o:outside")
+      << "it explains most and nothing below it carries half of it";
+  // VProfiler's static rule: one level, above the roots' own places (specificity 0)
+  opt.ranking = Ranking::VProfiler;
+  GroupResult gv;
+  gv.latency = gr.latency;
+  place_stats(nf, pt, gt, opt, gv);
+  EXPECT_EQ(gv.places.front().key, "o:outside");
+  EXPECT_DOUBLE_EQ(gv.places.front().specificity, kOutsideSpecificity);
+  opt.ranking = Ranking::Net;
   // an interval that never leaves the probed frames has no such place
   for (auto &t : eo.times)
     if (t.node == 0)

@@ -195,7 +195,9 @@ TEST(Variance, StoreAndExpandWithWorkspace) {
   const auto &g = res.groups[0];
   ASSERT_FALSE(g.factors.empty());
   EXPECT_EQ(g.factors[0].key, "var:/s1");
-  EXPECT_DOUBLE_EQ(g.factors[0].specificity, 4.0); // (3 - h(b)=1)^2
+  EXPECT_DOUBLE_EQ(g.factors[0].specificity, 1.0); // observed: one call below the root
+  EXPECT_DOUBLE_EQ(g.factors[0].vprofiler_score,
+                   4.0 * g.factors[0].share); // VProfiler's (3 - h(b)=1)^2 x share
   std::int64_t run = va::store(db, res, 0);
   EXPECT_GT(run, 0);
   {
