@@ -96,6 +96,8 @@ class Program:
     known_issue: Optional[str] = None
     # what the trace must hold beyond the runtime's streams (`needs`, values in NEEDS)
     needs: tuple = ()
+    # the function that leads the tail view while `cause` leads the variance (`tail_cause`)
+    tail_cause: Optional[str] = None
 
     @property
     def cmake_target(self) -> str:
@@ -193,7 +195,8 @@ def load_programs(manifest: pathlib.Path = MANIFEST) -> list[Program]:
                 intervals=int(e["intervals"]), build=e["build"], run_cmd=e["run"],
                 analytic_share=e.get("analytic_share"), wait=e.get("wait"),
                 waker_roots=tuple(e.get("waker_roots", ())),
-                known_issue=e.get("known_issue"), needs=tuple(e.get("needs", ()))))
+                known_issue=e.get("known_issue"), needs=tuple(e.get("needs", ())),
+                tail_cause=e.get("tail_cause")))
         except KeyError as missing:
             raise ValueError(f"{manifest}: program #{i + 1}: missing key {missing}") from None
         unknown = [n for n in programs[-1].needs if n not in NEEDS]

@@ -51,7 +51,7 @@ def test_manifest_describes_the_sources():
         assert set(p.needs) <= set(programs.NEEDS), p.name
         assert programs.KERNEL_WAKEUPS not in p.needs or p.via == "wakeup", p.name
         text = "".join(s.read_text() for s in p.source_paths())
-        for fn in p.cause + p.roots + p.waker_roots:
+        for fn in p.cause + p.roots + p.waker_roots + ((p.tail_cause,) if p.tail_cause else ()):
             assert re.search(r"\b%s\s*\(" % re.escape(fn.split("::")[-1]), text), (p.name, fn)
         assert re.search(r"\b%s\b" % p.name, cmake) and re.search(r"\b%s\b" % p.name, make)
         assert "VPROF_INTERVAL_BEGIN" in text or "VPROF_SCOPED_INTERVAL" in text
@@ -73,6 +73,10 @@ def test_program_runs_and_prints_truth(built, tmp_path, name):
         assert t["share_self"] >= 0 and t["share_waker"] >= 0
         waker_only = p.name in ("rwlock", "futexlock")  # the intervals never run the cause
         assert t["mean_waker_us"] > 0 and (t["mean_self_us"] > 0) == (not waker_only)
+    if p.tail_cause:  # a rare stall: it leads the tail, by the program's own measurement
+        tail = programs.parse_kv_line(res.stdout, "tail")
+        assert tail and tail["program"] == name and tail["cause"] == p.tail_cause, res.stdout
+        assert tail["excess_us"] > 2 * tail["steady_excess_us"] > 0, tail
     if p.analytic_share is None:
         assert t["analytic"] is None
     else:
