@@ -50,14 +50,14 @@ std::string sentence_of(const Answer &a) {
   const std::string head = a.name + ": " + percent(a.contribution) +
                            " of Var(latency) (its own variance " + percent(a.share) + ")";
   if (a.kind == Place::Kind::Outside)
-    return head +
-           ", the intervals' own time outside every probed function: code above the roots, "
-           "which the loop expands upward into (the outer frames).";
+    return head + ", the intervals' own time outside every probed function: code above the roots, "
+                  "which the loop expands upward into (the outer frames).";
   if (!a.wait.empty())
     return head + ", the wakers' work behind " + a.wait + " (" + percent(a.wait_contribution) +
            " of Var(latency) waiting there" +
-           (a.via_contribution != a.contribution ? ", " + percent(a.via_contribution) + " through it"
-                                                 : "") +
+           (a.via_contribution != a.contribution
+                ? ", " + percent(a.via_contribution) + " through it"
+                : "") +
            ")" + (a.waker.empty() ? "" : ", woken by " + a.waker) + ".";
   if (a.kind == Place::Kind::Wait)
     return head + ", waiting on the intervals' critical path" +
@@ -85,9 +85,8 @@ Answer answer_of(const AnalysisResult &res, const GroupResult &gr) {
   for (int n : path) {
     const Node &nd = res.nodes[static_cast<std::size_t>(n)];
     a.chain.push_back(nd.name);
-    if (nd.function &&
-        std::find(a.chain_functions.begin(), a.chain_functions.end(), nd.function) ==
-            a.chain_functions.end())
+    if (nd.function && std::find(a.chain_functions.begin(), a.chain_functions.end(), nd.function) ==
+                           a.chain_functions.end())
       a.chain_functions.push_back(nd.function);
   }
   // the way carrying most of it: a wait's waker (the place is the work the waiters wait
@@ -101,6 +100,8 @@ Answer answer_of(const AnalysisResult &res, const GroupResult &gr) {
   }
   if (!a.wait.empty() || p.kind == Place::Kind::Wait)
     a.waker = waker_on(res, path);
+  if (a.waker == a.name) // the place is the waker's outermost frame itself
+    a.waker.clear();
   a.sentence = sentence_of(a);
   return a;
 }

@@ -79,10 +79,14 @@ void render_tail(std::string &out, const GroupResult &g) {
   const TailStats &t = g.tail;
   if (t.places.empty() || t.intervals == 0)
     return;
-  out += "\ntail: the " + std::to_string(t.intervals) + " slowest intervals (L >= p" +
-         fmt("%g", t.percentile) + " = " + human_ns(t.threshold_ns) + ") take " +
-         human_ns(t.excess_ns) + " longer than the mean; by place, E[T | L >= p" +
-         fmt("%g", t.percentile) + "] - E[T] (adds up to it):\n";
+  const bool one = t.intervals == 1;
+  out +=
+      "\ntail: the " +
+      (one ? std::string("slowest interval") : std::to_string(t.intervals) + " slowest intervals") +
+      " (L >= p" + fmt("%g", t.percentile) + " = " + human_ns(t.threshold_ns) +
+      (one ? ") takes " : ") take ") + human_ns(t.excess_ns) +
+      " longer than the mean; by place, E[T | L >= p" + fmt("%g", t.percentile) +
+      "] - E[T] (adds up to it):\n";
   char buf[512];
   std::snprintf(buf, sizeof buf, "%10s %-23s %7s %8s  %s\n", "excess", "95% CI", "of tail",
                 "var rank", "place");
@@ -465,7 +469,8 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
     for (const auto &p : g.tail.places) {
       if (tp.size() >= max_places)
         break;
-      json o{{"key", p.key}, {"name", p.name}, {"excess_ns", p.excess_ns}, {"fraction", p.fraction}};
+      json o{
+          {"key", p.key}, {"name", p.name}, {"excess_ns", p.excess_ns}, {"fraction", p.fraction}};
       if (p.has_ci)
         o["excess_ci_ns"] = {p.excess_lo_ns, p.excess_hi_ns};
       tp.push_back(o);

@@ -109,8 +109,8 @@ void load_config(const fs::path &file, Config &cfg) {
       throw UsageError(where(file, node) + ": unknown key '" + name +
                        "' (known: compile_commands, roots, depth, k, iterations, build, workload, "
                        "bootstrap, seed, min_intervals, prune, allow_fallback, budget, "
-                       "final_budget, record_ns, ranking, tail_percentile, keep_traces, kernel_wakeups, "
-                       "sched_ring_mb, stream_cap_mb)");
+                       "final_budget, record_ns, ranking, keep_traces, kernel_wakeups, "
+                       "sched_ring_mb, stream_cap_mb, tail_percentile)");
     if (name == "compile_commands")
       cfg.compile_commands = get<std::string>(file, key, node, "a string");
     else if (name == "roots") {

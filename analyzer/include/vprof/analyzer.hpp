@@ -204,10 +204,10 @@ struct TailPlace {
 };
 
 struct TailStats {
-  double percentile = 99;       // q
-  double threshold_ns = 0;      // p_q of L
-  std::uint64_t intervals = 0;  // intervals with L >= p_q
-  double excess_ns = 0;         // E[L | L >= p_q] - E[L]: the places' excesses sum to it
+  double percentile = 99;        // q
+  double threshold_ns = 0;       // p_q of L
+  std::uint64_t intervals = 0;   // intervals with L >= p_q
+  double excess_ns = 0;          // E[L | L >= p_q] - E[L]: the places' excesses sum to it
   std::vector<TailPlace> places; // by excess, descending
 };
 
