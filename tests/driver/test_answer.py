@@ -65,7 +65,7 @@ def test_every_front_end_names_the_same_answer(analysed):
     assert f"answer: {sentence}\n" in head, head
     # the HTML report's sentence (the page's data)
     page = next((project / ".vprof" / "reports").glob("iter-0.html")).read_text()
-    data = json.loads(re.search(r'<script id="vprof-data" type="application/json">\n(.*)\n'
+    data = json.loads(re.search(r'<script id="vprof-data" type="application/json">\n(.*?)\n'
                                 r"</script>", page, re.S).group(1).replace("<\\/", "</"))
     assert data["groups"][0]["answer"] == sentence
     # the loop's last line
