@@ -165,6 +165,12 @@ class Program:
         path = pathlib.Path(project) / "truth.txt"
         return parse_kv_line(path.read_text(), "truth") if path.exists() else None
 
+    @staticmethod
+    def read_tail(project: pathlib.Path) -> Optional[dict]:
+        """The `tail:` line (programs with a `tail_cause`) of the last workload run."""
+        path = pathlib.Path(project) / "truth.txt"
+        return parse_kv_line(path.read_text(), "tail") if path.exists() else None
+
     def run(self, binary: pathlib.Path, args: Sequence[str] = (),
             env: Optional[Mapping[str, str]] = None, cwd: Optional[pathlib.Path] = None,
             timeout: float = 120) -> Result:

@@ -122,6 +122,10 @@ def run_loop(program, project: pathlib.Path, vprof: pathlib.Path, seed: int = 1,
                       "ORDER BY rank LIMIT 20", (run,)).fetchall()
     factors = [dict(zip(cols, r)) for r in rows]
     truth = programs.Program.read_truth(project)
+    tail = programs.Program.read_tail(project) if program.tail_cause else None
+    if truth is not None and tail:  # the stall's and the steady cause's realised excesses
+        truth = {**truth, "tail_excess_us": tail["excess_us"],
+                 "steady_excess_us": tail["steady_excess_us"]}
     stop = [l for l in loop.stderr.splitlines() if "stopped after" in l]
     warnings = [l for l in loop.stderr.splitlines() if "warning" in l]
     # the final iteration's report: its informational notes (not repeated by the loop)
@@ -233,7 +237,12 @@ def realised_the_plant(program, truth: dict) -> bool:
     names the sibling). Otherwise scheduler stalls
     of an overloaded machine made something else (a noisy sibling, wake-up latency) the
     run's real top cause, the run says nothing about the profiler, and the loop is run
-    again (fresh project, another seed)."""
+    again (fresh project, another seed). A program with a `tail_cause` must also have
+    realised its stall's lead in the tail (its `tail:` line: more than twice the steady
+    cause's excess), which a loaded machine's long preemptions take away."""
+    if program.tail_cause and not (
+            truth.get("tail_excess_us", 0) > 2 * max(truth.get("steady_excess_us", 0), 0)):
+        return False  # preemptions of a loaded machine, not the stall, made the slowest runs
     if program.analytic_share is not None:
         tolerance = 0.10 if program.via == "call" else 0.15
         return truth["share"] >= program.analytic_share - tolerance

@@ -361,7 +361,7 @@ struct IterationSummary {
   int plan_functions = 0;
   bool final_plan = false;
   std::uint64_t intervals = 0, records = 0, dropped = 0;
-  std::string top_place; // by contribution, all intervals
+  std::string top_place; // all intervals: the run's answer (its first ranked place)
   double top_contribution = 0;
 };
 // Every analysed iteration's latest run, oldest first (empty without analysed runs).
