@@ -20,15 +20,20 @@ namespace {
 
 // The q-th percentile (q in (0, 100)) of L by linear interpolation between order statistics
 // (R type 7), the rule of LatencyStats: at q = 99 the threshold is the group's p99.
+// Linear time: the i-th order statistic by selection, the next one as the smallest above it.
 double percentile_of(const VectorXd &L, double q) {
   std::vector<double> v(L.data(), L.data() + L.size());
   if (v.empty())
     return 0;
-  std::sort(v.begin(), v.end());
   const double pos = q / 100 * static_cast<double>(v.size() - 1);
   const auto i = static_cast<std::size_t>(pos);
   const double f = pos - static_cast<double>(i);
-  return i + 1 < v.size() ? v[i] + f * (v[i + 1] - v[i]) : v[i];
+  const auto nth = v.begin() + static_cast<std::ptrdiff_t>(i);
+  std::nth_element(v.begin(), nth, v.end());
+  if (i + 1 >= v.size())
+    return *nth;
+  const double next = *std::min_element(nth + 1, v.end());
+  return *nth + f * (next - *nth);
 }
 
 // Linear-interpolation percentile of a sample of estimates (p in [0, 1]).
@@ -139,15 +144,18 @@ void tail_stats(const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions
   for (int r = 0; r < nci; ++r)
     Xc.col(r) = X.col(column_of[static_cast<std::size_t>(r)]);
   std::uniform_int_distribution<Eigen::Index> pick(0, I - 1);
+  std::vector<Eigen::Index> idx(static_cast<std::size_t>(I));
   VectorXd Lb(I);
   MatrixXd Xb(I, nci);
   std::vector<std::vector<double>> est(static_cast<std::size_t>(nci));
   for (int b = 0; b < samples; ++b) {
     for (Eigen::Index i = 0; i < I; ++i) {
-      const Eigen::Index k = pick(rng);
-      Lb[i] = gt.L[k];
-      Xb.row(i) = Xc.row(k);
+      idx[static_cast<std::size_t>(i)] = pick(rng);
+      Lb[i] = gt.L[idx[static_cast<std::size_t>(i)]];
     }
+    for (int r = 0; r < nci; ++r) // column by column: each read stays in one column
+      for (Eigen::Index i = 0; i < I; ++i)
+        Xb(i, r) = Xc(idx[static_cast<std::size_t>(i)], r);
     const TailExcess tb = tail_excess(Lb, Xb, opt.tail_percentile);
     for (int r = 0; r < nci; ++r)
       est[static_cast<std::size_t>(r)].push_back(tb.excess[r]);

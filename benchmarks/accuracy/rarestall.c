@@ -83,8 +83,8 @@ int main(int argc, char **argv) {
   for (int i = 0; i < n; ++i)
     serve_op(i);
   acc_report("rarestall", "compute_reply", g_lat_ns, g_steady_ns, NULL, n,
-             13333.333 / (13333.333 + STALL_U * STALL_U * (1.0 / STALL_EVERY) *
-                                          (1 - 1.0 / STALL_EVERY)));
+             13333.333 /
+                 (13333.333 + STALL_U * STALL_U * (1.0 / STALL_EVERY) * (1 - 1.0 / STALL_EVERY)));
   printf("tail: program=rarestall cause=append_journal excess_us=%.3f steady_excess_us=%.3f\n",
          tail_excess(g_journal_ns, g_lat_ns, n) / 1e3, tail_excess(g_steady_ns, g_lat_ns, n) / 1e3);
   fflush(stdout);
