@@ -190,6 +190,34 @@ void apply_noise_floor(GroupResult &gr, std::vector<std::size_t> &order, double 
 void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order, int n,
              GroupResult &gr);
 
+// ---- the tail (tail.cpp) --------------------------------------------------------------
+
+// E[X_j | L >= p_q] - E[X_j] for every column j of X (intervals x places), with p_q the
+// q-th percentile of L (linear interpolation, as LatencyStats), q in (0, 100). When the
+// columns add up to L, the excesses add up to E[L | L >= p_q] - E[L] (docs/statistics.md,
+// "The tail"). The whole tail computation: it needs the per-interval latencies and place
+// times only.
+struct TailExcess {
+  double threshold_ns = 0;
+  std::size_t intervals = 0; // with L >= p_q
+  double excess_ns = 0;      // of L
+  Eigen::VectorXd excess;    // per column of X
+};
+TailExcess tail_excess(const Eigen::VectorXd &L, const Eigen::MatrixXd &X, double q);
+
+// gr.tail: every place's excess in the slowest intervals (the time on no place's account as
+// "u:untracked", so the excesses add up to the latency's), by excess, with bootstrap
+// percentile intervals for the first opt.ci_factors (opt.bootstrap_samples resamples drawn
+// from `rng`; fewer past the factor bootstrap's cost bound, said in `notes`).
+void tail_stats(const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions &opt,
+                std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes);
+
+// ---- the answer (answer.cpp) ----------------------------------------------------------
+
+// The group's answer from its ranked places (gr.places after the noise floor: their first,
+// in the order given), its chain in the calling-context tree and the wait it stands behind.
+Answer answer_of(const AnalysisResult &res, const GroupResult &gr);
+
 // ---- rows for SQL engines (export_rows.cpp) -------------------------------------------
 
 // The rows of export_rows (analyzer.hpp) from an engine output whose nodes are named
