@@ -205,10 +205,25 @@ struct TailExcess {
 };
 TailExcess tail_excess(const Eigen::VectorXd &L, const Eigen::MatrixXd &X, double q);
 
+// The k-th draw (from 0) of PoissonWeights(seed): the weight fill() gives interval i of
+// replicate b when it fills `replicates` rows per interval, k = i * replicates + b.
+unsigned poisson_weight_at(std::uint64_t seed, std::uint64_t k);
+
+// The q-th percentile (type 7, as percentile_of) of the sample that holds values_desc[j]
+// weights[j] times (values descending, total = the sum of every weight of the sample, those
+// past values_desc's end included: smaller values). found = false when the percentile lies
+// below values_desc's last value (the weights given there do not reach it).
+double weighted_percentile(const std::vector<double> &values_desc,
+                           const std::vector<unsigned> &weights, double total, double q,
+                           bool &found);
+
 // gr.tail: every place's excess in the slowest intervals (the time on no place's account as
-// "u:untracked", so the excesses add up to the latency's), by excess, with bootstrap
-// percentile intervals for the first opt.ci_factors (opt.bootstrap_samples resamples drawn
-// from `rng`; fewer past the factor bootstrap's cost bound, said in `notes`).
+// "u:untracked", so the excesses add up to the latency's), by excess, with Poisson bootstrap
+// percentile intervals for the first opt.ci_factors (opt.bootstrap_samples replicates, each
+// with its own threshold; weights seeded from `rng`). Two passes over the group's blocks;
+// memory: replicates x ci_factors sums and the place times of about twice the tail's
+// intervals x ci_factors, never intervals x places. A replicate whose threshold falls below
+// those candidates (never seen) is dropped and said in `notes`.
 void tail_stats(const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions &opt,
                 std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes);
 

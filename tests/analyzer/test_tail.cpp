@@ -89,6 +89,45 @@ TEST(Tail, ExcessesAddUpToTheLatencys) {
   }
 }
 
+TEST(Tail, WeightsAtTheirPlaceInTheStreamAreFillsWeights) {
+  // the tail's bootstrap draws its candidates' weights again by their place in the stream
+  Eigen::MatrixXd W(7, 300);
+  va::detail::PoissonWeights pw(12345);
+  pw.fill(W);
+  for (Eigen::Index i = 0; i < W.cols(); ++i)
+    for (Eigen::Index b = 0; b < W.rows(); ++b)
+      ASSERT_EQ(W(b, i),
+                va::detail::poisson_weight_at(12345, static_cast<std::uint64_t>(i * W.rows() + b)))
+          << i << " " << b;
+}
+
+TEST(Tail, WeightedPercentileIsThePercentileOfTheRepeatedSample) {
+  // values 10, 9, ..., 1 with weights 0, 1, 2, 0, 3, ...: the sample that repeats them
+  std::vector<double> desc;
+  std::vector<unsigned> w;
+  std::vector<double> repeated;
+  for (int v = 10; v >= 1; --v) {
+    desc.push_back(v);
+    w.push_back(static_cast<unsigned>((v * 7) % 4));
+    for (unsigned k = 0; k < w.back(); ++k)
+      repeated.push_back(v);
+  }
+  const Eigen::VectorXd R = Eigen::Map<Eigen::VectorXd>(repeated.data(), repeated.size());
+  for (double q : {50.0, 90.0, 99.0}) {
+    bool found = false;
+    const double got =
+        va::detail::weighted_percentile(desc, w, static_cast<double>(repeated.size()), q, found);
+    ASSERT_TRUE(found) << q;
+    EXPECT_NEAR(got, va::detail::tail_excess(R, Eigen::MatrixXd::Zero(R.size(), 1), q).threshold_ns,
+                1e-12)
+        << q;
+  }
+  // only the top three values given, of a sample of 100: p50 lies below them
+  bool found = true;
+  va::detail::weighted_percentile({10, 9, 8}, {1, 1, 1}, 100, 50, found);
+  EXPECT_FALSE(found);
+}
+
 TEST(Tail, ARareStallLeadsTheTailWhileTheSteadyCauseLeadsTheVariance) {
   // steady U(100, 500): Var 13.4k ticks^2; a stall of 1000 ticks in 1 interval of 200:
   // Var 999^2 x 0.005 x 0.995 = 5.0k, so the steady cause ranks first by variance
