@@ -1519,8 +1519,11 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
         rank_factors(res, nf, terms.factors, opt.max_factors, &pt, &gr);
     for (auto r : order)
       gr.factors.push_back(terms.factors[r]);
+    std::mt19937_64 tail_rng = rng; // the factors' resamples: the other results stay as they were
     bootstrap_intervals(gt, terms, order, opt, rng, gr, res.notes);
+    tail_stats(pt, gt, opt, tail_rng, gr, res.notes);
     apply_noise_floor(gr, order, opt.noise_share);
+    gr.answer = answer_of(res, gr);
     what_if(gt, terms, order, opt.whatif_factors, gr);
     res.groups.push_back(std::move(gr));
   }

@@ -27,12 +27,6 @@ const char kJs[] =
 #include "report.js.inc"
     ;
 
-std::string percent(double x) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
-  return buf;
-}
-
 // The flame graph's nodes of one group: those whose |contribution| reaches min_frame (and
 // their ancestors), at most max_frames of them by |contribution|. A folded node's time stays
 // in its parent's frame (its self part), so widths still add up. Rows: [id, parent row,
@@ -130,10 +124,29 @@ json factor_rows(const GroupResult &g, std::size_t max_rows) {
   return out;
 }
 
+// The tail view: what the slowest intervals spend longer in than the average interval.
+json tail_data(const TailStats &t, std::size_t max_rows) {
+  json rows = json::array();
+  for (std::size_t i = 0; i < t.places.size() && i < max_rows; ++i) {
+    const TailPlace &p = t.places[i];
+    json o{{"name", p.name}, {"excess_ns", p.excess_ns}, {"fraction", p.fraction}};
+    if (p.has_ci)
+      o["ci"] = {p.excess_lo_ns, p.excess_hi_ns};
+    rows.push_back(o);
+  }
+  return {{"percentile", t.percentile},
+          {"threshold_ns", t.threshold_ns},
+          {"intervals", t.intervals},
+          {"excess_ns", t.excess_ns},
+          {"places", rows}};
+}
+
 json group_data(const AnalysisResult &res, const GroupResult &g, const HtmlOptions &opt) {
   const auto &l = g.latency;
   return {{"label", g.label},
           {"answer", answer_sentence(g)},
+          {"answer_chain", g.answer.chain},
+          {"tail", tail_data(g.tail, opt.max_rows)},
           {"latency",
            {{"count", l.count},
             {"mean_ns", l.mean_ns},
@@ -202,33 +215,9 @@ std::string html_escape(const std::string &s) {
 } // namespace
 
 std::string answer_sentence(const GroupResult &g) {
-  if (g.places.empty() || g.latency.var_ns2 <= 0)
-    return "No variance to explain (" + std::to_string(g.latency.count) + " intervals).";
-  const Place *top = &g.places.front();
-  for (const auto &p : g.places)
-    if (p.contribution > top->contribution)
-      top = &p;
-  // the way that carries most of the top place: a wait's waker, or the interval's own path
-  std::string via_wait;
-  double via_contrib = top->contribution;
-  if (!top->via.empty() && !top->via.front().first.empty()) {
-    via_wait = top->via.front().first;
-    via_contrib = top->via.front().second;
-  }
-  if (top->kind == Place::Kind::Outside)
-    return percent(top->contribution) +
-           " of Var(latency) is the intervals' own time outside every probed function: code "
-           "above the roots, which the loop expands upward into (the outer frames).";
-  const Place *wait = nullptr;
-  for (const auto &w : g.waits)
-    if (w.name == via_wait)
-      wait = &w;
-  if (wait)
-    return percent(wait->contribution) + " of Var(latency) is waiting in " + wait->name +
-           "; what the waiters wait for is the wakers' " + top->name + " (" + percent(via_contrib) +
-           ").";
-  return percent(top->contribution) + " of Var(latency) is " + top->name +
-         " on the intervals' critical path.";
+  return g.answer.sentence.empty()
+             ? "No variance to explain (" + std::to_string(g.latency.count) + " intervals)."
+             : g.answer.sentence;
 }
 
 std::string render_html(const AnalysisResult &res, const HtmlOptions &opt) {

@@ -38,6 +38,22 @@ std::string pct(double x) { return fmt("%.1f%%", 100 * x); }
 
 using detail::kind_text;
 
+const char *place_kind_text(Place::Kind k) {
+  switch (k) {
+  case Place::Kind::Function:
+    return "function";
+  case Place::Kind::Call:
+    return "call";
+  case Place::Kind::Site:
+    return "site";
+  case Place::Kind::Wait:
+    return "wait";
+  case Place::Kind::Outside:
+    return "outside";
+  }
+  return "function";
+}
+
 // "waker of W1 12.0%, own path 2.0%": how a place reaches the critical path, the
 // ways carrying at least 1% of Var(L) (at most 3); empty when it is all on the own path.
 std::string via_text(const Place &p) {
@@ -57,6 +73,42 @@ std::string via_text(const Place &p) {
   return out;
 }
 
+// The tail view: the places the slowest intervals spend longer in (at most 5, and those
+// with at least 1 % of the latency's excess), each with its rank by variance.
+void render_tail(std::string &out, const GroupResult &g) {
+  const TailStats &t = g.tail;
+  if (t.places.empty() || t.intervals == 0)
+    return;
+  const bool one = t.intervals == 1;
+  out +=
+      "\ntail: the " +
+      (one ? std::string("slowest interval") : std::to_string(t.intervals) + " slowest intervals") +
+      " (L >= p" + fmt("%g", t.percentile) + " = " + human_ns(t.threshold_ns) +
+      (one ? ") takes " : ") take ") + human_ns(t.excess_ns) +
+      " longer than the mean; by place, E[T | L >= p" + fmt("%g", t.percentile) +
+      "] - E[T] (adds up to it):\n";
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%10s %-23s %7s %8s  %s\n", "excess", "95% CI", "of tail",
+                "var rank", "place");
+  out += buf;
+  for (std::size_t i = 0; i < t.places.size() && i < 5; ++i) {
+    const TailPlace &p = t.places[i];
+    if (i > 0 && p.fraction < 0.01)
+      break;
+    std::string ci =
+        p.has_ci ? "[" + human_ns(p.excess_lo_ns) + ", " + human_ns(p.excess_hi_ns) + "]" : "-";
+    std::string rank = "-";
+    for (std::size_t r = 0; r < g.places.size(); ++r)
+      if (g.places[r].key == p.key) {
+        rank = std::to_string(r + 1);
+        break;
+      }
+    std::snprintf(buf, sizeof buf, "%10s %-23s %7s %8s  %s\n", human_ns(p.excess_ns).c_str(),
+                  ci.c_str(), pct(p.fraction).c_str(), rank.c_str(), p.name.c_str());
+    out += buf;
+  }
+}
+
 void render_group(std::string &out, const AnalysisResult &res, const GroupResult &g,
                   const RenderOptions &opt) {
   const auto &l = g.latency;
@@ -65,7 +117,16 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
   out += "latency: mean " + human_ns(l.mean_ns) + "  sd " + human_ns(std::sqrt(l.var_ns2)) +
          "  cv " + fmt("%.3f", l.cv) + "  p50 " + human_ns(l.p50_ns) + "  p95 " +
          human_ns(l.p95_ns) + "  p99 " + human_ns(l.p99_ns) + "  max " + human_ns(l.max_ns) + "\n";
-  out += "max tree residual: " + fmt("%.2e", g.max_residual) + "\n\n";
+  out += "max tree residual: " + fmt("%.2e", g.max_residual) + "\n";
+  // the answer first: computed once by the analyzer (GroupResult::answer)
+  out += "answer: " + answer_sentence(g) + "\n";
+  if (!g.answer.chain.empty()) {
+    out += "  chain:";
+    for (std::size_t i = 0; i < g.answer.chain.size(); ++i)
+      out += (i ? " > " : " ") + g.answer.chain[i];
+    out += "\n";
+  }
+  out += "\n";
 
   // The tree is long: it is rendered here and printed after the tables.
   const std::size_t tree_begin = out.size();
@@ -182,6 +243,7 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
       share_over_100 = share_over_100 || w.share > 1.0005;
     }
   }
+  render_tail(out, g);
   if (share_over_100)
     out += "\n(a share above 100 %: that part varies more than the whole latency, because other\n"
            "parts move against it and cancel some of it — a wait that is long when the work\n"
@@ -392,6 +454,36 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
                      {"p95_ns", l.p95_ns}, {"p99_ns", l.p99_ns},   {"max_ns", l.max_ns}};
     gj["max_residual"] = g.max_residual;
     gj["noise_floor"] = g.noise_floor;
+    const Answer &a = g.answer;
+    gj["answer"] = {{"found", a.found},
+                    {"key", a.key},
+                    {"name", a.name},
+                    {"kind", place_kind_text(a.kind)},
+                    {"share", a.share},
+                    {"contribution", a.contribution},
+                    {"node", a.node},
+                    {"chain", a.chain},
+                    {"chain_functions", a.chain_functions},
+                    {"wait", a.wait},
+                    {"wait_contribution", a.wait_contribution},
+                    {"via_contribution", a.via_contribution},
+                    {"waker", a.waker},
+                    {"sentence", answer_sentence(g)}};
+    json tp = json::array();
+    for (const auto &p : g.tail.places) {
+      if (tp.size() >= max_places)
+        break;
+      json o{
+          {"key", p.key}, {"name", p.name}, {"excess_ns", p.excess_ns}, {"fraction", p.fraction}};
+      if (p.has_ci)
+        o["excess_ci_ns"] = {p.excess_lo_ns, p.excess_hi_ns};
+      tp.push_back(o);
+    }
+    gj["tail"] = {{"percentile", g.tail.percentile},
+                  {"threshold_ns", g.tail.threshold_ns},
+                  {"intervals", g.tail.intervals},
+                  {"excess_ns", g.tail.excess_ns},
+                  {"places", tp}};
     json ns = json::array();
     for (const auto &s : g.nodes)
       if (keep[static_cast<std::size_t>(s.node)])

@@ -237,6 +237,49 @@ void apply_noise_floor(GroupResult &gr, std::vector<std::size_t> &order, double 
 void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order, int n,
              GroupResult &gr);
 
+// ---- the tail (tail.cpp) --------------------------------------------------------------
+
+// E[X_j | L >= p_q] - E[X_j] for every column j of X (intervals x places), with p_q the
+// q-th percentile of L (linear interpolation, as LatencyStats), q in (0, 100). When the
+// columns add up to L, the excesses add up to E[L | L >= p_q] - E[L] (docs/statistics.md,
+// "The tail"). The whole tail computation: it needs the per-interval latencies and place
+// times only.
+struct TailExcess {
+  double threshold_ns = 0;
+  std::size_t intervals = 0; // with L >= p_q
+  double excess_ns = 0;      // of L
+  Eigen::VectorXd excess;    // per column of X
+};
+TailExcess tail_excess(const Eigen::VectorXd &L, const Eigen::MatrixXd &X, double q);
+
+// The k-th draw (from 0) of PoissonWeights(seed): the weight fill() gives interval i of
+// replicate b when it fills `replicates` rows per interval, k = i * replicates + b.
+unsigned poisson_weight_at(std::uint64_t seed, std::uint64_t k);
+
+// The q-th percentile (type 7, as percentile_of) of the sample that holds values_desc[j]
+// weights[j] times (values descending, total = the sum of every weight of the sample, those
+// past values_desc's end included: smaller values). found = false when the percentile lies
+// below values_desc's last value (the weights given there do not reach it).
+double weighted_percentile(const std::vector<double> &values_desc,
+                           const std::vector<unsigned> &weights, double total, double q,
+                           bool &found);
+
+// gr.tail: every place's excess in the slowest intervals (the time on no place's account as
+// "u:untracked", so the excesses add up to the latency's), by excess, with Poisson bootstrap
+// percentile intervals for the first opt.ci_factors (opt.bootstrap_samples replicates, each
+// with its own threshold; weights seeded from `rng`). Two passes over the group's blocks;
+// memory: replicates x ci_factors sums and the place times of about twice the tail's
+// intervals x ci_factors, never intervals x places. A replicate whose threshold falls below
+// those candidates (never seen) is dropped and said in `notes`.
+void tail_stats(const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions &opt,
+                std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes);
+
+// ---- the answer (answer.cpp) ----------------------------------------------------------
+
+// The group's answer from its ranked places (gr.places after the noise floor: their first,
+// in the order given), its chain in the calling-context tree and the wait it stands behind.
+Answer answer_of(const AnalysisResult &res, const GroupResult &gr);
+
 // ---- rows for SQL engines (export_rows.cpp) -------------------------------------------
 
 // The rows of export_rows (analyzer.hpp) from an engine output whose nodes are named

@@ -81,6 +81,8 @@ int run_config(Context &ctx) {
       o << (c.keep_traces ? "true" : "false");
     else if (name == "ranking")
       o << quoted(c.ranking);
+    else if (name == "tail_percentile")
+      o << c.tail_percentile;
     else if (name == "kernel_wakeups")
       o << quoted(c.kernel_wakeups);
     else if (name == "sched_ring_mb")

@@ -101,6 +101,7 @@ analyzer::AnalyzeOptions analyze_options(const Config &cfg) {
   o.bootstrap_samples = cfg.bootstrap;
   o.seed = cfg.seed;
   o.ranking = cfg.ranking == "vprofiler" ? analyzer::Ranking::VProfiler : analyzer::Ranking::Net;
+  o.tail_percentile = cfg.tail_percentile;
   return o;
 }
 
@@ -141,6 +142,8 @@ std::string summary_text(const Context &ctx, const analyzer::AnalysisResult &res
       << report_path(ctx.cfg, iteration, ".txt").string() << " (`vprof report`)\n";
   out << "the HTML report with the variance flame graph: "
       << report_path(ctx.cfg, iteration, ".html").string() << " (`vprof report --html FILE`)\n";
+  // the last line: the analyzer's answer for all intervals, as every report prints it
+  out << "answer: " << analyzer::answer_sentence(res.groups.front()) << "\n";
   return out.str();
 }
 

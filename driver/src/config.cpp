@@ -37,6 +37,9 @@ const std::vector<ConfigKey> &config_keys() {
       {"ranking", "how factors and places are ranked: \"net\" (default: net share / "
                   "contribution, the deeper term first along one chain of the observed calling "
                   "contexts) or \"vprofiler\" (VProfiler's static specificity x share)"},
+      {"tail_percentile", "the tail view's percentile q: per place, how much longer the "
+                          "intervals with latency at or above p_q spend there than the "
+                          "average interval (default 99; in (0, 100))"},
       {"keep_traces", "true: keep the trace of every iteration (default false: a loop keeps "
                       "the newest two analysed iterations' traces)"},
       {"kernel_wakeups", "record the kernel's wake-ups of the workload's threads beside it "
@@ -107,7 +110,7 @@ void load_config(const fs::path &file, Config &cfg) {
                        "' (known: compile_commands, roots, depth, k, iterations, build, workload, "
                        "bootstrap, seed, min_intervals, prune, allow_fallback, budget, "
                        "final_budget, record_ns, ranking, keep_traces, kernel_wakeups, "
-                       "sched_ring_mb, stream_cap_mb)");
+                       "sched_ring_mb, stream_cap_mb, tail_percentile)");
     if (name == "compile_commands")
       cfg.compile_commands = get<std::string>(file, key, node, "a string");
     else if (name == "roots") {
@@ -165,6 +168,12 @@ void load_config(const fs::path &file, Config &cfg) {
       (name == "budget"         ? cfg.budget
        : name == "final_budget" ? cfg.final_budget
                                 : cfg.record_ns) = *v;
+    } else if (name == "tail_percentile") {
+      auto v = node.value<double>();
+      if (!v || !(*v > 0 && *v < 100))
+        throw UsageError(where(file, node) +
+                         ": key 'tail_percentile' must be a number in (0, 100), e.g. 99");
+      cfg.tail_percentile = *v;
     } else if (name == "prune") {
       auto v = node.value<double>();
       if (!v || !(*v >= 0 && *v < 1))

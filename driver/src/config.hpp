@@ -52,6 +52,7 @@ struct Config {
   double record_ns = 40;       // the cost of one trace record the budgets are counted in
   bool keep_traces = false;    // keep the traces of every iteration (default: the last two)
   std::string ranking = "net"; // "net" | "vprofiler" (analyzer::Ranking)
+  double tail_percentile = 99; // the tail view: intervals with L >= p_q (analyzer)
   // the kernel wake-up recorder beside the workload: "auto" (when it can record; one
   // warning when it cannot), "on" (an error when it cannot), "off" (never started)
   std::string kernel_wakeups = "auto";

@@ -96,6 +96,8 @@ class Program:
     known_issue: Optional[str] = None
     # what the trace must hold beyond the runtime's streams (`needs`, values in NEEDS)
     needs: tuple = ()
+    # the function that leads the tail view while `cause` leads the variance (`tail_cause`)
+    tail_cause: Optional[str] = None
 
     @property
     def cmake_target(self) -> str:
@@ -163,6 +165,12 @@ class Program:
         path = pathlib.Path(project) / "truth.txt"
         return parse_kv_line(path.read_text(), "truth") if path.exists() else None
 
+    @staticmethod
+    def read_tail(project: pathlib.Path) -> Optional[dict]:
+        """The `tail:` line (programs with a `tail_cause`) of the last workload run."""
+        path = pathlib.Path(project) / "truth.txt"
+        return parse_kv_line(path.read_text(), "tail") if path.exists() else None
+
     def run(self, binary: pathlib.Path, args: Sequence[str] = (),
             env: Optional[Mapping[str, str]] = None, cwd: Optional[pathlib.Path] = None,
             timeout: float = 120) -> Result:
@@ -193,7 +201,8 @@ def load_programs(manifest: pathlib.Path = MANIFEST) -> list[Program]:
                 intervals=int(e["intervals"]), build=e["build"], run_cmd=e["run"],
                 analytic_share=e.get("analytic_share"), wait=e.get("wait"),
                 waker_roots=tuple(e.get("waker_roots", ())),
-                known_issue=e.get("known_issue"), needs=tuple(e.get("needs", ()))))
+                known_issue=e.get("known_issue"), needs=tuple(e.get("needs", ())),
+                tail_cause=e.get("tail_cause")))
         except KeyError as missing:
             raise ValueError(f"{manifest}: program #{i + 1}: missing key {missing}") from None
         unknown = [n for n in programs[-1].needs if n not in NEEDS]

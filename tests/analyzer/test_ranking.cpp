@@ -430,6 +430,18 @@ TEST(Prune, FinalPlanKeepsWhatCarriesVariance) {
   EXPECT_EQ(pr.answer.key, "f:11");
   EXPECT_EQ(pr.answer.chain, (std::vector<std::int64_t>{1, 2, 10, 11}));
   EXPECT_EQ(plan(db, 1), (std::vector<std::int64_t>{1, 2, 10, 11}));
+  // the final plan's answer is the analyzer's (its first ranked place, docs/analyzer.md,
+  // "The answer"), and its chain the program's functions on the analyzer's answer chain
+  // (the call of pthread_cond_wait, an outside function, is on it too: no plan times it)
+  const va::Answer &answer = res.groups.front().answer;
+  EXPECT_EQ(answer.key, pr.answer.key);
+  std::vector<std::int64_t> on_chain;
+  for (auto f : answer.chain_functions)
+    if (auto row = vprof::ws::function_row(db, f); row && row->defined)
+      on_chain.push_back(f);
+  std::sort(on_chain.begin(), on_chain.end());
+  EXPECT_EQ(on_chain, pr.answer.chain);
+  EXPECT_EQ(answer.chain_functions.size(), on_chain.size() + 1);
   EXPECT_TRUE(vprof::ws::is_final_plan(db, 1));
   EXPECT_FALSE(vprof::ws::is_final_plan(db, 0));
   auto st = db.prepare("SELECT reason, final FROM plans WHERE iteration = 1 AND function = 11");

@@ -74,6 +74,7 @@ def test_config_prints_valid_toml_with_every_key(vprof, tmp_path):
         ("depth = \n", "vprof.toml:1:"),
         ("prune = 1.5\n", "vprof.toml:1: key 'prune' must be a number in [0, 1)"),
         ('prune = "1%"\n', "vprof.toml:1: key 'prune' must be a number in [0, 1)"),
+        ("tail_percentile = 100\n", "vprof.toml:1: key 'tail_percentile' must be a number in (0, 100)"),
         ('k = 2\nkernel_wakeups = "yes"\n',
          "vprof.toml:2: key 'kernel_wakeups' must be \"auto\", \"on\" or \"off\""),
         ("kernel_wakeups = true\n", "vprof.toml:1: key 'kernel_wakeups' must be"),

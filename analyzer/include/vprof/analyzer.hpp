@@ -54,6 +54,9 @@ struct AnalyzeOptions {
   // one whatever its specificity (docs/statistics.md, "Noise floor").
   double noise_share = 0.01;
   Ranking ranking = Ranking::Net;
+  // The tail view's percentile q: the slowest intervals are those with L >= p_q
+  // (docs/statistics.md, "The tail"); in (0, 100).
+  double tail_percentile = 99;
 };
 
 // One node of the calling-context tree (shared by all groups of one analysis).
@@ -163,6 +166,52 @@ struct LatencyHistogram {
   std::vector<std::uint64_t> counts;
 };
 
+// The answer of one group, computed once by the analyzer (the first place after ranking and
+// the noise floor) and read by every front end: the text report's first lines, the HTML
+// sentence, the JSON field `answer`, `vprof loop`'s last line and the final plan's chain
+// (docs/analyzer.md, "The answer").
+struct Answer {
+  bool found = false;    // false: no place, or no variance to explain
+  std::string key, name; // the place (Place::key, Place::name)
+  Place::Kind kind = Place::Kind::Function;
+  double share = 0, contribution = 0; // the place's (Place::share, Place::contribution)
+  int node = -1;                      // the context carrying most of it (Place::node)
+  // The way from the interval's root down to that context: the names of the tree nodes
+  // (outermost first; a waker's frames follow the wait they stand behind) and the functions
+  // on the way (tree order, each once).
+  std::vector<std::string> chain;
+  std::vector<std::int64_t> chain_functions;
+  // The wait on the intervals' own path it stands behind ("": it is on the own path), that
+  // wait's contribution (the whole waiting, waker's work included), the place's contribution
+  // through it, and the waker's outermost frame below the wait ("": none traced).
+  std::string wait;
+  double wait_contribution = 0, via_contribution = 0;
+  std::string waker;
+  // The one sentence every front end prints, e.g. "nanosleep() in BufferPool::read_page:
+  // 68.0% of Var(latency) (its own variance 61.2%), the wakers' work behind [wait:cond] in
+  // LockManager::acquire (86.7% of Var(latency) waiting there, 57.7% through it), woken by
+  // Server::worker_loop.".
+  std::string sentence;
+};
+
+// The tail view of one place: how much longer it takes in the slowest intervals than on
+// average, E[T_x | L >= p_q] - E[T_x] (docs/statistics.md, "The tail").
+struct TailPlace {
+  std::string key, name; // as Place; the time on no place's account: "u:untracked"
+  double excess_ns = 0;
+  double excess_lo_ns = 0, excess_hi_ns = 0; // bootstrap percentile interval
+  bool has_ci = false;
+  double fraction = 0; // excess_ns / TailStats::excess_ns
+};
+
+struct TailStats {
+  double percentile = 99;        // q
+  double threshold_ns = 0;       // p_q of L
+  std::uint64_t intervals = 0;   // intervals with L >= p_q
+  double excess_ns = 0;          // E[L | L >= p_q] - E[L]: the places' excesses sum to it
+  std::vector<TailPlace> places; // by excess, descending
+};
+
 struct GroupResult {
   std::string label; // "" = all intervals
   LatencyStats latency;
@@ -179,6 +228,8 @@ struct GroupResult {
   // Var(L) rank after all others: AnalyzeOptions::noise_share, raised to the median
   // half-width of the top factors' bootstrap intervals when that is wider.
   double noise_floor = 0;
+  Answer answer;  // computed once from `places` (their first after the noise floor)
+  TailStats tail; // what makes the slowest intervals slow, by place
 };
 
 // One host of an analysis of several trace directories (docs/multihost.md): how its
@@ -290,9 +341,8 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt = {});
 
 // ---- pictures: thin front ends over an AnalysisResult (docs/analyzer.md, "Pictures") ----
 
-// The answer of one group in one sentence, e.g. "86.1% of Var(latency) is waiting in
-// [wait:cond] in LockManager::acquire; what the waiters wait for is the wakers'
-// nanosleep() in BufferPool::read_page (50.3%)". Built from the places and waits.
+// The answer of one group in one sentence: g.answer.sentence (Answer), computed by the
+// analyzer; every front end prints this text.
 std::string answer_sentence(const GroupResult &g);
 
 // Folded stacks ("root;a;b value", one line per tree node, as flamegraph.pl, inferno and
@@ -312,7 +362,7 @@ struct IterationSummary {
   int plan_functions = 0;
   bool final_plan = false;
   std::uint64_t intervals = 0, records = 0, dropped = 0;
-  std::string top_place; // by contribution, all intervals
+  std::string top_place; // all intervals: the run's answer (its first ranked place)
   double top_contribution = 0;
 };
 // Every analysed iteration's latest run, oldest first (empty without analysed runs).

@@ -269,6 +269,8 @@
     tabs.appendChild(b);
     var sec = el("section", { class: "group", "data-label": g.label });
     sec.appendChild(el("div", { class: "answer", text: g.answer }));
+    if (g.answer_chain && g.answer_chain.length)
+      sec.appendChild(el("div", { class: "chain", text: "chain: " + g.answer_chain.join(" \u203a ") }));
     var l = g.latency;
     var stats = el("div", { class: "stats" });
     [["intervals", l.count], ["mean", ns(l.mean_ns)], ["sd", ns(l.sd_ns)], ["CV", l.cv.toFixed(2)],
@@ -305,6 +307,17 @@
       { title: "mean", value: function (p) { return p.mean_ns; }, format: ns },
       { title: "contexts", value: function (p) { return p.contexts; } },
       { title: "wait", name: true, value: function (p) { return p.name; } }], g.waits));
+    var t = g.tail;
+    sec.appendChild(el("h2", { text: "The tail: what the slowest intervals spend longer in" }));
+    sec.appendChild(el("div", { class: "meta", text: t.intervals + " intervals at or above p" + t.percentile + " = " +
+      ns(t.threshold_ns) + " take " + ns(t.excess_ns) + " longer than the mean: E[T | L \u2265 p" + t.percentile +
+      "] \u2212 E[T] by place (the excesses add up to it)" }));
+    sec.appendChild(table([
+      { title: "excess", help: "E[T | L >= p] - E[T]: how much longer the place takes in the slowest intervals", value: function (p) { return p.excess_ns; }, format: ns },
+      { title: "95% interval", value: function (p) { return p.ci ? p.ci[0] : p.excess_ns; },
+        format: function () { return ""; }, render: function (td, p) { td.textContent = p.ci ? ns(p.ci[0]) + " \u2013 " + ns(p.ci[1]) : ""; } },
+      { title: "of the tail", help: "its excess / the latency's excess", value: function (p) { return p.fraction; }, format: pct },
+      { title: "place", name: true, value: function (p) { return p.name; } }], t.places.slice(0, 10)));
     sec.appendChild(el("h2", { text: "Factors (terms of the variance trees) and what-if" }));
     sec.appendChild(table([
       { title: "share", value: function (f) { return f.share; }, format: pct },

@@ -175,16 +175,16 @@ void ResultWriter::whatif(std::string_view label, const WhatIfEntry &e) {
 // ---- the history ------------------------------------------------------------------
 
 std::vector<IterationRow> iteration_rows(Database &db) {
-  // the latest run of each iteration, its plan's size and its top place by contribution
+  // the latest run of each iteration, its plan's size and its answer (the first ranked place)
   auto st = db.prepare(
       "SELECT r.iteration, r.intervals, r.records, r.dropped, "
       "  (SELECT COUNT(DISTINCT function) FROM plans p WHERE p.iteration = r.iteration), "
       "  (SELECT COUNT(*) FROM plans p WHERE p.iteration = r.iteration "
       "     AND p.final = 1), "
       "  (SELECT name FROM places pl WHERE pl.run = r.id AND pl.label = '' "
-      "     ORDER BY contribution DESC LIMIT 1), "
+      "     ORDER BY rank LIMIT 1), "
       "  (SELECT contribution FROM places pl WHERE pl.run = r.id AND pl.label = '' "
-      "     ORDER BY contribution DESC LIMIT 1) "
+      "     ORDER BY rank LIMIT 1) "
       "FROM analysis_runs r "
       "WHERE r.id = (SELECT MAX(id) FROM analysis_runs q WHERE q.iteration = r.iteration) "
       "ORDER BY r.iteration");

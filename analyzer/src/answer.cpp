@@ -1,0 +1,109 @@
+// The answer of a group (docs/analyzer.md, "The answer"): computed here once, from the ranked
+// places, and read by every front end (text, HTML, JSON, `vprof loop`'s last line, the final
+// plan's chain). No front end ranks or picks a place of its own.
+#include "stages.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace vprof::analyzer::detail {
+namespace {
+
+std::string percent(double x) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f%%", 100 * x);
+  return buf;
+}
+
+// The tree nodes from the interval's root (excluded) down to `node`, outermost first.
+std::vector<int> path_to(const AnalysisResult &res, int node) {
+  std::vector<int> path;
+  for (std::size_t steps = 0; node > 0 && steps <= res.nodes.size(); ++steps) {
+    path.push_back(node);
+    node = res.nodes[static_cast<std::size_t>(node)].parent;
+  }
+  std::reverse(path.begin(), path.end());
+  return path;
+}
+
+bool is_pseudo_waker(const Node &n) {
+  return n.kind == Node::Kind::Wait && (n.wait == "io-device" || n.wait == "net-receive" ||
+                                        n.wait == "timer" || n.wait == "other-process");
+}
+
+// The waker's outermost frame on the path: the first frame (or pseudo-waker) below the first
+// wait on it; "" when the path passes no wait or ends at it.
+std::string waker_on(const AnalysisResult &res, const std::vector<int> &path) {
+  bool below_wait = false;
+  for (int n : path) {
+    const Node &nd = res.nodes[static_cast<std::size_t>(n)];
+    if (below_wait && (nd.kind == Node::Kind::Site || is_pseudo_waker(nd)))
+      return nd.name;
+    below_wait = below_wait || (nd.kind == Node::Kind::Wait && !is_pseudo_waker(nd));
+  }
+  return "";
+}
+
+std::string sentence_of(const Answer &a) {
+  const std::string head = a.name + ": " + percent(a.contribution) +
+                           " of Var(latency) (its own variance " + percent(a.share) + ")";
+  if (a.kind == Place::Kind::Outside)
+    return head + ", the intervals' own time outside every probed function: code above the roots, "
+                  "which the loop expands upward into (the outer frames).";
+  if (!a.wait.empty())
+    return head + ", the wakers' work behind " + a.wait + " (" + percent(a.wait_contribution) +
+           " of Var(latency) waiting there" +
+           (a.via_contribution != a.contribution
+                ? ", " + percent(a.via_contribution) + " through it"
+                : "") +
+           ")" + (a.waker.empty() ? "" : ", woken by " + a.waker) + ".";
+  if (a.kind == Place::Kind::Wait)
+    return head + ", waiting on the intervals' critical path" +
+           (a.waker.empty() ? "" : ", woken by " + a.waker) + ".";
+  return head + ", on the intervals' critical path.";
+}
+
+} // namespace
+
+Answer answer_of(const AnalysisResult &res, const GroupResult &gr) {
+  Answer a;
+  if (gr.places.empty() || gr.latency.var_ns2 <= 0) {
+    a.sentence = "No variance to explain (" + std::to_string(gr.latency.count) + " intervals).";
+    return a;
+  }
+  const Place &p = gr.places.front();
+  a.found = true;
+  a.key = p.key;
+  a.name = p.name;
+  a.kind = p.kind;
+  a.share = p.share;
+  a.contribution = p.contribution;
+  a.node = p.node;
+  const std::vector<int> path = path_to(res, p.node);
+  for (int n : path) {
+    const Node &nd = res.nodes[static_cast<std::size_t>(n)];
+    a.chain.push_back(nd.name);
+    if (nd.function && std::find(a.chain_functions.begin(), a.chain_functions.end(), nd.function) ==
+                           a.chain_functions.end())
+      a.chain_functions.push_back(nd.function);
+  }
+  // the way carrying most of it: a wait's waker (the place is the work the waiters wait
+  // for), or the intervals' own path
+  if (p.waker && !p.via.empty() && !p.via.front().first.empty()) {
+    a.wait = p.via.front().first;
+    a.via_contribution = p.via.front().second;
+    for (const auto &w : gr.waits)
+      if (w.name == a.wait)
+        a.wait_contribution = w.contribution;
+  }
+  if (!a.wait.empty() || p.kind == Place::Kind::Wait)
+    a.waker = waker_on(res, path);
+  if (a.waker == a.name) // the place is the waker's outermost frame itself
+    a.waker.clear();
+  a.sentence = sentence_of(a);
+  return a;
+}
+
+} // namespace vprof::analyzer::detail
