@@ -865,8 +865,10 @@ std::string unexplored_text(ws::Database &db, const planner::Unexplored &un) {
       names += (names.empty() ? "" : ", ") + row->name;
   if (un.callees.size() > 3)
     names += ", ...";
-  return "the answer " + un.answer.name + " calls " + std::to_string(un.callees.size()) +
-         " function(s) no plan held (" + names + ")";
+  const bool answer = un.answer.iteration == un.iteration && un.answer.name == un.name;
+  return (answer ? "the answer " : "the place ") + un.name + " (" + pct(un.contribution) +
+         " of Var(L) in iteration " + std::to_string(un.iteration) + ") calls " +
+         std::to_string(un.callees.size()) + " function(s) no plan held (" + names + ")";
 }
 
 int run_loop(Context &ctx) {
@@ -927,11 +929,11 @@ int run_loop(Context &ctx) {
         if (!below.empty() && !continued)
           stop_reason += "; " + below + ": `vprof loop --continue` explores below it";
         else if (g_loop_continue && !continued)
-          stop_reason += "; nothing to continue: " +
-                         (un.answer.iteration < 0
-                              ? std::string("no iteration found an answer")
-                              : "every callee of the answer " + un.answer.name +
-                                    " was planned already (or it is no function's own place)");
+          stop_reason +=
+              "; nothing to continue: " +
+              (un.answer.iteration < 0 ? std::string("no iteration found an answer")
+                                       : "the callees of every function whose place carried " +
+                                             pct(kAnswerShare) + " of Var(L) were planned already");
         break;
       }
       // Exploration resumes from the last exploration run, as if its iteration budget had

@@ -17,8 +17,9 @@ const std::vector<ConfigKey> &config_keys() {
       {"roots", "functions the first plan starts from (default: those with interval annotations)"},
       {"depth", "call-graph depth below the roots in the first plan (default 1)"},
       {"k", "top-k factors whose functions are expanded each iteration (default 3)"},
-      {"iterations", "iteration budget of `vprof loop` (default 12: one expansion per call level, "
-                     "about nine levels below an event loop's root and the climb to it)"},
+      {"iterations", "iteration budget of `vprof loop` (default 10: an expansion goes one or two "
+                     "call levels down; a cause nine levels below an event loop's root and the "
+                     "climb to it fit)"},
       {"build", "shell command that builds the program; CC/CXX point at the vprof wrappers"},
       {"workload", "shell command that runs the workload; VPROF_TRACE_DIR is set"},
       {"bootstrap", "bootstrap resamples for the confidence intervals of shares (default 200)"},

@@ -39,7 +39,7 @@ struct Config {
   std::vector<std::string> roots;         // functions to start from; empty: annotated ones
   int depth = 1;                          // call-graph depth of the first plan below roots
   int k = 3;                              // top-k factors expanded per iteration
-  int iterations = 12;                    // iteration budget of `vprof loop`
+  int iterations = 10;                    // iteration budget of `vprof loop`
   std::string build;                      // shell command that builds the target
   std::string workload;                   // shell command that runs the workload
   int bootstrap = 200;                    // bootstrap resamples for share intervals

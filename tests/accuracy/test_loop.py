@@ -333,12 +333,13 @@ def test_loop_final_plan_and_without_it(vprof_tools, tmp_path):
 
 
 def test_loop_continues_below_a_final_answer(vprof_tools, tmp_path):
-    """A loop whose iteration budget ends two levels above the cause (`deep`, cause four
-    levels down, iterations = 2) measures its final plan and says that the answer's callees
-    were never planned; `vprof loop --continue` resumes exploration there and its new final
-    plan names the planted cause; once nothing is left below the answer, --continue says so."""
-    program = next(p for p in PROGRAMS if p.name == "deep")
-    project = tmp_path / "deep"
+    """A loop whose iteration budget ends far above the cause (`deep9`, cause nine levels
+    down, iterations = 2) measures its final plan and says that a place's callees were never
+    planned; `vprof loop --continue --iterations 8` resumes exploration there (8 more
+    iterations after the final plan) and its new final plan names the planted cause; once
+    nothing is left below the places, --continue says so."""
+    program = next(p for p in PROGRAMS if p.name == "deep9")
+    project = tmp_path / "deep9"
     program.write_project(project, depth=DEPTH, k=K, iterations=2)
     roots = [a for r in program.roots for a in ("--root", r)]
     init = subprocess.run([str(vprof_tools), "-C", str(project), "init", *roots],
@@ -369,18 +370,18 @@ def test_loop_continues_below_a_final_answer(vprof_tools, tmp_path):
     assert not factor_names_cause(db, run, top, program), (
         f"iterations = 2 already reached {program.cause}: the test needs a deeper cause")
 
-    resumed, stop = loop("--continue")
-    assert "continuing: the answer" in resumed.stderr, resumed.stderr[-3000:]
+    resumed, stop = loop("--continue", "--iterations", "8")
+    assert "continuing: the " in resumed.stderr, resumed.stderr[-3000:]
     assert "final plan measured" in stop, stop
     truth = programs.Program.read_truth(project)
     if not realised_the_plant(program, truth):
-        pytest.skip(f"deep did not realise its planted cause (share {truth['share']:.3f})")
+        pytest.skip(f"deep9 did not realise its planted cause (share {truth['share']:.3f})")
     db, run, top = final_top()
     assert db.execute("SELECT MAX(iteration) FROM analysis_runs").fetchone()[0] > before
     assert factor_names_cause(db, run, top, program), top
     assert abs(top["share"] - truth["share"]) <= TOLERANCE, (top, truth)
 
-    again, stop = loop("--continue")
+    again, stop = loop("--continue", "--iterations", "8")
     assert "nothing to continue" in stop, stop
 
 

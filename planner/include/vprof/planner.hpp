@@ -119,7 +119,7 @@ private:
 
 struct ExpandOptions {
   int k = 3;
-  int max_iterations = 12; // the driver's `iterations` (docs/planner.md, "Expansion")
+  int max_iterations = 10; // the driver's `iterations` (docs/planner.md, "Expansion")
   Budget budget;
   // Planned functions holding a place that reaches this share of Var(L) (or on the chain of
   // one) are never dropped to make room for candidates.
@@ -245,16 +245,19 @@ Answer deepest_answer(ws::Database &db, int iteration, double answer_share);
 
 // ---- continuing after a final plan ----------------------------------------------------
 
-// What a measured final plan left below its answer (docs/planner.md, "The loop continues").
+// What a measured final plan left below its places (docs/planner.md, "The loop continues").
 struct Unexplored {
-  Answer answer;                   // the deepest answer up to the iteration (iteration -1: none)
-  FunctionId function = 0;         // its function, when the answer is a function's own place
+  Answer answer;           // the deepest answer up to the iteration (iteration -1: none)
+  FunctionId function = 0; // the function whose callees no plan held (0: none)
+  std::string name;        // its place's name
+  double contribution = 0; // of Var(L), in `iteration`'s run
+  int iteration = -1;
   std::vector<FunctionId> callees; // its defined, probeable callees no plan up to it held
   int source = -1; // the newest analysed exploration (not final) iteration to resume from
 };
-// The answer of the iterations up to `iteration` and the callees of its function that no
-// plan held: a function's own place whose callees were never planned is the time of code
-// nobody looked into, and exploration can go on from there.
+// A function's own place carrying `answer_share` of Var(L) in a run up to `iteration` whose
+// callees no plan held — the answer's if it is one, else the one carrying the most: its time
+// is code nobody looked into, and exploration can go on from there.
 Unexplored unexplored_below_answer(ws::Database &db, int iteration, double answer_share);
 
 } // namespace vprof::planner
