@@ -351,6 +351,7 @@ AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
     }
   res.dropped = eo.dropped;
   res.max_stream_records = eo.max_stream_records;
+  res.critical_records = eo.critical_records;
   res.site_calls = std::move(eo.site_calls);
   res.intervals = eo.intervals.size();
   res.intervals_unfinished = eo.intervals_unfinished;

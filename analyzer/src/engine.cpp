@@ -108,6 +108,7 @@ struct Segment {
   std::uint32_t dcount, tail, ctx;
   std::int32_t src;
   std::uint8_t type, wkind, pseudo;
+  std::uint32_t probes; // kRun: the probe records (ENTER, EXIT) in [t0, tle]
 };
 
 struct Delta {
@@ -141,6 +142,7 @@ struct Thread {
   std::vector<std::int64_t> acc;
   std::vector<std::uint32_t> stamp;
   std::uint32_t serial = 1;
+  std::uint32_t run_probes = 0; // probe records since the open kRun segment began
 
   bool waiting = false;
   std::int64_t wb = 0;
@@ -314,8 +316,11 @@ private:
       th.deltas.push_back({nd, th.acc[nd]});
     th.touched.clear();
     ++th.serial;
-    if (c.t1 > c.t0 || c.dcount)
+    c.probes = th.run_probes;
+    if (c.t1 > c.t0 || c.dcount) {
       th.segments.push_back(c);
+      th.run_probes = 0;
+    }
     th.t0 = t1;
   }
   // Brings a running thread's accounting to time t (t >= last_t).
@@ -412,6 +417,7 @@ private:
         end_wait(th, t, -1, 0);
     }
     advance(th, t); // while waiting: only the clock moves
+    ++th.run_probes;
     update_stack(th, kind, arg);
     if (__builtin_expect(in_custom_wait, 0) && th.waiting && th.stack.size() < th.wstack)
       end_wait(th, t, -1, 0);
@@ -671,7 +677,8 @@ private:
   std::uint64_t syncs_since_prune_ = 0;
   std::unordered_map<std::int64_t, std::vector<std::int64_t>> callees_;
   std::map<std::pair<std::int64_t, std::int64_t>, bool> reach_memo_;
-  std::int64_t skew_ = 0; // how far a thread's records and its kernel events may disagree
+  std::int64_t skew_ = 0;         // how far a thread's records and its kernel events may disagree
+  std::uint64_t path_probes_ = 0; // probe records on the critical path being walked
 };
 
 void Engine::run_probes(Thread &th, std::size_t stop, std::int64_t until) {
@@ -836,6 +843,11 @@ void Engine::walk(std::int32_t ti, std::int64_t hi, std::int64_t lo, std::uint64
         std::int64_t dhi = std::min(b, c.tle);
         if (dhi > a) {
           std::size_t d0 = static_cast<std::size_t>(c.dbegin - T.delta_base);
+          // the probes that ran on the path: whole in the exact case, else prorated
+          path_probes_ += a == c.t0 && dhi == c.tle
+                              ? c.probes
+                              : static_cast<std::uint64_t>(static_cast<__int128>(c.probes) *
+                                                           (dhi - a) / (c.tle - c.t0));
           if (a == c.t0 && dhi == c.tle) {
             for (std::uint32_t k = 0; k < c.dcount; ++k)
               attribute(compose(it.prefix, T.deltas[d0 + k].node), T.deltas[d0 + k].dt);
@@ -907,7 +919,9 @@ void Engine::end_interval(std::int32_t ti, std::uint64_t id, std::int64_t e) {
     return;
   }
   res_touched_.clear();
+  path_probes_ = 0;
   walk(ti, e, oi.begin, id);
+  out_.critical_records += path_probes_;
   IntervalRec rec{};
   rec.id = id;
   rec.label = oi.label;

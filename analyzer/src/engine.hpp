@@ -110,7 +110,11 @@ struct EngineOutput {
   std::vector<std::string> labels{""};
   std::uint64_t records = 0;
   std::uint64_t dropped = 0;
-  std::uint64_t max_stream_records = 0;  // the longest stream, its dropped records included
+  std::uint64_t max_stream_records = 0; // the longest stream, its dropped records included
+  // probe records (ENTER, EXIT) on the intervals' critical paths, summed over the intervals:
+  // an event loop's interval holds the probes of every command of its batch (the planner's
+  // price of a plan, docs/planner.md "Budget")
+  std::uint64_t critical_records = 0;
   std::vector<std::uint64_t> site_calls; // ENTER records per site id (all threads)
   // per stream (the trace's order): 1 if it holds an interval mark (begin, end, attach,
   // detach) — a thread working for intervals, not only as a waker

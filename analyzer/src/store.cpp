@@ -56,6 +56,7 @@ ws::AnalysisRunEntry run_entry(const AnalysisResult &res, int iteration) {
   for (const auto &g : res.groups)
     r.max_residual = std::max(r.max_residual, g.max_residual);
   r.max_stream_records = res.max_stream_records;
+  r.critical_records = res.critical_records;
   r.ranking = res.ranking == Ranking::Net ? ws::Ranking::Net : ws::Ranking::VProfiler;
   r.cpu_ns = res.cpu_ns;
   r.cpu_processes = res.cpu_processes;

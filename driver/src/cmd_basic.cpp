@@ -83,7 +83,14 @@ int run_config(Context &ctx) {
       o << quoted(c.ranking);
     else if (name == "tail_percentile")
       o << c.tail_percentile;
-    else if (name == "kernel_wakeups")
+    else if (name == "label")
+      o << quoted(c.label);
+    else if (name == "exclude_labels") {
+      o << "[";
+      for (size_t i = 0; i < c.exclude_labels.size(); ++i)
+        o << (i ? ", " : "") << quoted(c.exclude_labels[i]);
+      o << "]";
+    } else if (name == "kernel_wakeups")
       o << quoted(c.kernel_wakeups);
     else if (name == "sched_ring_mb")
       o << c.sched_ring_mb;

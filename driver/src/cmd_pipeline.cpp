@@ -11,6 +11,7 @@
 #include "vprof/workspace.hpp"
 #include "vprof/workspace_rows.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -689,6 +690,13 @@ std::string budget_line(const planner::ExpandResult &ex) {
                 "probes: %.0f records per interval measured, %.0f predicted, budget %.0f",
                 ex.measured_records, ex.predicted_records, ex.budget_records);
   std::string line = buf;
+  if (ex.path_factor > 1.05) {
+    std::snprintf(buf, sizeof buf,
+                  " (counted on an interval's critical path: x%.1f the records written per "
+                  "interval, the probes of the other intervals of its batch)",
+                  ex.path_factor);
+    line += buf;
+  }
   if (ex.calibration > 1.05) {
     std::snprintf(buf, sizeof buf, " (estimates x%.1f: the last plan cost more than predicted)",
                   ex.calibration);
@@ -702,15 +710,19 @@ std::string budget_line(const planner::ExpandResult &ex) {
   return line;
 }
 
-planner::ExpandOptions expand_options(const Config &cfg) {
+// `max_iterations` < 0: the configured iteration budget.
+planner::ExpandOptions expand_options(const Config &cfg, int max_iterations = -1) {
   planner::ExpandOptions o;
   o.k = cfg.k;
-  o.max_iterations = cfg.iterations;
+  o.max_iterations = max_iterations >= 0 ? max_iterations : cfg.iterations;
   o.budget = budget_of(cfg);
+  o.label = cfg.label;
+  o.exclude_labels = cfg.exclude_labels;
   return o;
 }
 
 int run_expand(Context &ctx) {
+  check_labels(ctx.cfg);
   auto db = open_workspace(ctx, false);
   int it = g_expand_iteration >= 0 ? g_expand_iteration : require_plan(*db);
   planner::ExpandResult ex;
@@ -762,10 +774,16 @@ int run_build(Context &ctx) {
 
 // ---- vprof loop -----------------------------------------------------------------
 
+bool g_loop_continue = false;
+
 void setup_loop(CLI::App &sub, Context &ctx) {
   add_loop_flags(sub, ctx);
   add_analyze_flags(sub, ctx);
   add_record_flags(sub, ctx);
+  sub.add_flag("--continue", g_loop_continue,
+               "after a measured final plan whose answer is a function with callees no plan "
+               "held: explore below it (from the last exploration iteration, with a new "
+               "iteration budget of `iterations`), then measure a new final plan");
   sub.footer("Repeats build -> run workload -> analyze -> expand without prompts until the\n"
              "top-k factors are stable, every top factor is a leaf, the probe budget admits\n"
              "nothing more, or the iteration budget is spent; every plan stays within --budget\n"
@@ -776,8 +794,12 @@ void setup_loop(CLI::App &sub, Context &ctx) {
              "intervals the\n"
              "places (where the variance comes from), the waits and the top factors, one line\n"
              "per interval type, and the path of the whole report. Resumes from the\n"
-             "workspace: an iteration already analysed is not run again.");
+             "workspace: an iteration already analysed is not run again; after a final\n"
+             "plan, --continue explores below an answer whose callees were never planned.");
 }
+
+// An iteration's answer: its best-ranked place carrying this share (FinalOptions).
+const double kAnswerShare = planner::FinalOptions{}.answer_share;
 
 bool iteration_analysed(ws::Database &db, int it) { return ws::latest_run(db, it).has_value(); }
 
@@ -818,7 +840,42 @@ std::string stream_cap_note(const Context &ctx, ws::Database &db, int iteration,
          "): raise stream_cap_mb in vprof.toml or shorten the workload";
 }
 
+// The groups the loop expands on must exist in the run of `it` (`label`, `exclude_labels`):
+// a label no interval carries is the user's mistake, named with the labels that exist.
+void check_loop_groups(const Context &ctx, ws::Database &db, int it) {
+  if (ctx.cfg.label.empty() && ctx.cfg.exclude_labels.empty())
+    return;
+  auto run = ws::latest_run(db, it);
+  if (!run)
+    return;
+  try {
+    planner::loop_groups(db, *run, ctx.cfg.label, ctx.cfg.exclude_labels);
+  } catch (const planner::PlanError &e) {
+    throw UsageError(
+        (ctx.cfg.config_file.empty() ? std::string("settings") : ctx.cfg.config_file.string()) +
+        ": " + e.what());
+  }
+}
+
+// The answer a measured final plan left unexplored below, in words, or "" (the stop line's
+// hint, or the line that resumes).
+std::string unexplored_text(ws::Database &db, const planner::Unexplored &un) {
+  if (un.callees.empty())
+    return "";
+  std::string names;
+  for (std::size_t i = 0; i < un.callees.size() && i < 3; ++i)
+    if (auto row = ws::function_row(db, un.callees[i]))
+      names += (names.empty() ? "" : ", ") + row->name;
+  if (un.callees.size() > 3)
+    names += ", ...";
+  const bool answer = un.answer.iteration == un.iteration && un.answer.name == un.name;
+  return (answer ? "the answer " : "the place ") + un.name + " (" + pct(un.contribution) +
+         " of Var(L) in iteration " + std::to_string(un.iteration) + ") calls " +
+         std::to_string(un.callees.size()) + " function(s) no plan held (" + names + ")";
+}
+
 int run_loop(Context &ctx) {
+  check_labels(ctx.cfg);
   auto db = open_workspace(ctx, false);
   int it = require_plan(*db);
   Tools tools = find_tools();
@@ -831,9 +888,21 @@ int run_loop(Context &ctx) {
   bool have_last = false;
   int last_it = -1;
   KernelWakeups kernel(ctx); // one per invocation: "cannot record" is said once
+  // the iteration budget's end: `iterations`, or past a final plan the loop continued from
+  int budget_end = ctx.cfg.iterations;
+  bool continued = false;
+  std::string explored; // why exploration stopped before the final plan (this invocation)
+  // an interrupted --continue resumes with the budget it had: `iterations` after the newest
+  // final plan below the current one
+  if (g_loop_continue)
+    for (int f = it - 1; f >= 0; --f)
+      if (ws::is_final_plan(*db, f)) {
+        budget_end = std::max(budget_end, f + 1 + ctx.cfg.iterations);
+        break;
+      }
   for (;;) {
     if (!iteration_analysed(*db, it)) {
-      if (it >= ctx.cfg.iterations && !ws::is_final_plan(*db, it)) {
+      if (it >= budget_end && !ws::is_final_plan(*db, it)) {
         stop_reason = "iteration budget reached";
         break;
       }
@@ -852,11 +921,45 @@ int run_loop(Context &ctx) {
       ctx.progress("iteration " + std::to_string(it) + ": already analysed, resuming");
       last_it = it;
     }
+    check_loop_groups(ctx, *db, it);
     if (ws::is_final_plan(*db, it)) {
-      stop_reason = "final plan measured";
-      break;
+      const planner::Unexplored un = planner::unexplored_below_answer(*db, it, kAnswerShare);
+      const std::string below = unexplored_text(*db, un);
+      if (!g_loop_continue || continued || below.empty() || un.source < 0) {
+        stop_reason = "final plan measured";
+        if (!explored.empty())
+          stop_reason += " (exploration stopped: " + explored + ")";
+        if (!below.empty() && !continued)
+          stop_reason += "; " + below + ": `vprof loop --continue` explores below it";
+        else if (g_loop_continue && !continued)
+          stop_reason +=
+              "; nothing to continue: " +
+              (un.answer.iteration < 0 ? std::string("no iteration found an answer")
+                                       : "the callees of every function whose place carried " +
+                                             pct(kAnswerShare) + " of Var(L) were planned already");
+        break;
+      }
+      // Exploration resumes from the last exploration run, as if its iteration budget had
+      // been larger; the new plan follows the final one, with a new budget after it.
+      continued = true;
+      budget_end = it + 1 + ctx.cfg.iterations;
+      planner::ExpandOptions eo = expand_options(ctx.cfg, budget_end);
+      eo.write_iteration = it + 1;
+      eo.resume = true;
+      planner::ExpandResult ex = planner::expand(*db, un.source, eo);
+      if (ex.stop) {
+        stop_reason = ex.reason + " (continuing from iteration " + std::to_string(un.source) +
+                      " below the final plan's answer)";
+        break;
+      }
+      ctx.progress("iteration " + std::to_string(it) + ": continuing: " + below +
+                   "; expanded iteration " + std::to_string(un.source) + "'s run by " +
+                   std::to_string(ex.added.size()) + " function(s) into plan " +
+                   std::to_string(ex.next_iteration) + " (" + budget_line(ex) + ")");
+      it = ex.next_iteration;
+      continue;
     }
-    planner::ExpandResult ex = planner::expand(*db, it, expand_options(ctx.cfg));
+    planner::ExpandResult ex = planner::expand(*db, it, expand_options(ctx.cfg, budget_end));
     if (ex.stop && ctx.cfg.prune > 0) {
       planner::FinalOptions fo;
       fo.threshold = ctx.cfg.prune;
@@ -865,6 +968,7 @@ int run_loop(Context &ctx) {
       if (fr.written) {
         ctx.progress("iteration " + std::to_string(it) + ": " +
                      final_line(fr, ex.reason, ctx.cfg.prune));
+        explored = ex.reason;
         it = fr.next_iteration;
         continue;
       }

@@ -98,6 +98,12 @@ void add_loop_flags(CLI::App &sub, Context &ctx) {
                       "intervals) when that is less [final_budget]")
            ->check(CLI::Range(0.0001, 1.0)),
        ctx, "final_budget");
+  mark(sub.add_option("--label", ctx.cfg.label,
+                      "expand on the intervals of this label only [label]"),
+       ctx, "label");
+  mark(sub.add_option("--exclude-labels", ctx.cfg.exclude_labels,
+                      "expand on all labelled intervals but these, repeatable [exclude_labels]"),
+       ctx, "exclude_labels");
   mark(sub.add_flag("--keep-traces", ctx.cfg.keep_traces,
                     "keep every iteration's trace (default: the newest two) [keep_traces]"),
        ctx, "keep_traces");

@@ -17,7 +17,9 @@ const std::vector<ConfigKey> &config_keys() {
       {"roots", "functions the first plan starts from (default: those with interval annotations)"},
       {"depth", "call-graph depth below the roots in the first plan (default 1)"},
       {"k", "top-k factors whose functions are expanded each iteration (default 3)"},
-      {"iterations", "iteration budget of `vprof loop` (default 5)"},
+      {"iterations", "iteration budget of `vprof loop` (default 10: an expansion goes one or two "
+                     "call levels down; a cause nine levels below an event loop's root and the "
+                     "climb to it fit)"},
       {"build", "shell command that builds the program; CC/CXX point at the vprof wrappers"},
       {"workload", "shell command that runs the workload; VPROF_TRACE_DIR is set"},
       {"bootstrap", "bootstrap resamples for the confidence intervals of shares (default 200)"},
@@ -40,6 +42,11 @@ const std::vector<ConfigKey> &config_keys() {
       {"tail_percentile", "the tail view's percentile q: per place, how much longer the "
                           "intervals with latency at or above p_q spend there than the "
                           "average interval (default 99; in (0, 100))"},
+      {"label", "drive the loop by one interval type: it expands on the group of intervals "
+                "with this label (VPROF_INTERVAL_LABEL) only (default \"\": all intervals)"},
+      {"exclude_labels", "drive the loop by every interval type but these labels (a "
+                         "benchmark's own admin commands): it expands on the groups of the "
+                         "other labels (default []: all intervals; not with `label`)"},
       {"keep_traces", "true: keep the trace of every iteration (default false: a loop keeps "
                       "the newest two analysed iterations' traces)"},
       {"kernel_wakeups", "record the kernel's wake-ups of the workload's threads beside it "
@@ -109,8 +116,8 @@ void load_config(const fs::path &file, Config &cfg) {
       throw UsageError(where(file, node) + ": unknown key '" + name +
                        "' (known: compile_commands, roots, depth, k, iterations, build, workload, "
                        "bootstrap, seed, min_intervals, prune, allow_fallback, budget, "
-                       "final_budget, record_ns, ranking, keep_traces, kernel_wakeups, "
-                       "sched_ring_mb, stream_cap_mb, tail_percentile)");
+                       "final_budget, record_ns, ranking, label, exclude_labels, keep_traces, "
+                       "kernel_wakeups, sched_ring_mb, stream_cap_mb, tail_percentile)");
     if (name == "compile_commands")
       cfg.compile_commands = get<std::string>(file, key, node, "a string");
     else if (name == "roots") {
@@ -123,6 +130,20 @@ void load_config(const fs::path &file, Config &cfg) {
         if (!s)
           throw UsageError(where(file, el) + ": every entry of 'roots' must be a string");
         cfg.roots.push_back(*s);
+      }
+    } else if (name == "label") {
+      cfg.label = get<std::string>(file, key, node, "a string");
+    } else if (name == "exclude_labels") {
+      const toml::array *arr = node.as_array();
+      if (!arr)
+        throw UsageError(where(file, node) + ": key 'exclude_labels' must be an array of strings");
+      cfg.exclude_labels.clear();
+      for (const auto &el : *arr) {
+        auto s = el.value<std::string>();
+        if (!s || s->empty())
+          throw UsageError(where(file, el) +
+                           ": every entry of 'exclude_labels' must be a non-empty string");
+        cfg.exclude_labels.push_back(*s);
       }
     } else if (name == "depth")
       cfg.depth = get_positive(file, key, node, 0);
@@ -181,6 +202,13 @@ void load_config(const fs::path &file, Config &cfg) {
       cfg.prune = *v;
     }
   }
+}
+
+void check_labels(const Config &cfg) {
+  if (!cfg.label.empty() && !cfg.exclude_labels.empty())
+    throw UsageError("`label` (\"" + cfg.label +
+                     "\") and `exclude_labels` both set: the loop expands on one label's "
+                     "intervals or on all but the excluded ones; set one of them");
 }
 
 void apply_environment(Config &cfg) {

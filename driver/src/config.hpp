@@ -39,7 +39,7 @@ struct Config {
   std::vector<std::string> roots;         // functions to start from; empty: annotated ones
   int depth = 1;                          // call-graph depth of the first plan below roots
   int k = 3;                              // top-k factors expanded per iteration
-  int iterations = 5;                     // iteration budget of `vprof loop`
+  int iterations = 10;                    // iteration budget of `vprof loop`
   std::string build;                      // shell command that builds the target
   std::string workload;                   // shell command that runs the workload
   int bootstrap = 200;                    // bootstrap resamples for share intervals
@@ -53,6 +53,10 @@ struct Config {
   bool keep_traces = false;    // keep the traces of every iteration (default: the last two)
   std::string ranking = "net"; // "net" | "vprofiler" (analyzer::Ranking)
   double tail_percentile = 99; // the tail view: intervals with L >= p_q (analyzer)
+  // the groups `vprof loop` expands on: one interval label's, or every label's but these;
+  // neither: all intervals (planner::loop_groups)
+  std::string label;
+  std::vector<std::string> exclude_labels;
   // the kernel wake-up recorder beside the workload: "auto" (when it can record; one
   // warning when it cannot), "on" (an error when it cannot), "off" (never started)
   std::string kernel_wakeups = "auto";
@@ -78,6 +82,10 @@ const std::vector<ConfigKey> &config_keys();
 // Reads `file` (TOML) into `cfg`. Unknown keys and wrong types are errors naming the
 // file, line and key. Throws UsageError.
 void load_config(const std::filesystem::path &file, Config &cfg);
+
+// `label` and `exclude_labels` together are a UsageError (the loop expands on one or the
+// other).
+void check_labels(const Config &cfg);
 
 // Takes VPROF_MAX_THREAD_MB from vprof's own environment into cfg.stream_cap_mb when it is
 // set: it wins over vprof.toml (scripts that set it before the key existed keep working),

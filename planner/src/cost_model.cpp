@@ -18,8 +18,13 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
   max_stream_ = run.max_stream_records;
   std::unordered_map<ws::SiteId, double> per_interval;
   std::unordered_map<FunctionId, int> probed_sites; // call sites naming a callee, probed
-  for (const auto &c : ws::site_calls_of(db, run.id))
+  double probe_records = 0;                         // ENTER and EXIT, as recorded
+  for (const auto &c : ws::site_calls_of(db, run.id)) {
     per_interval[c.site] = static_cast<double>(c.calls) * scale_ / intervals_;
+    probe_records += 2 * static_cast<double>(c.calls);
+  }
+  if (run.critical_records > 0 && probe_records > 0)
+    path_factor_ = std::max(1.0, static_cast<double>(run.critical_records) / probe_records);
   for (const auto &row : plan) {
     double body = 0, sites = 0;
     auto &kept = final_sites_[row.function];
@@ -74,7 +79,11 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
       n *= static_cast<double>(all) / probed;
   }
   // Loop trips: the call-site ENTERs of the measured functions beyond one per straight call
-  // site and call, over their calls times their call sites inside loops.
+  // site and call, over their calls times their call sites inside loops. A function called
+  // less often than once per interval counts as called once per interval: it encloses the
+  // intervals (an event loop's root, called once per run, or its batch), and its loop is
+  // the loop over them — counted per call, its trips grew with the run's length and made
+  // every candidate with a loop hot (a dispatcher called once per command).
   double extra = 0, looped = 0;
   for (const auto &[f, body] : body_calls_) {
     if (body <= 0)
@@ -82,8 +91,9 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
     const auto &c = sites_in_[f];
     if (c.looped == 0)
       continue;
-    extra += std::max(0.0, site_records_[f] / 2 - body * c.straight);
-    looped += body * c.looped;
+    const double calls = per_call_basis(body);
+    extra += std::max(0.0, site_records_[f] / 2 - calls * c.straight);
+    looped += calls * c.looped;
   }
   if (looped > 0)
     loop_trips_ = std::clamp(extra / looped, 1.0, 1000.0);
@@ -128,7 +138,8 @@ double CostModel::self_calibration() const {
       continue;
     measured += function_records(f);
     auto c = sites_in(f);
-    predicted += 2 * body * (1 + c.straight + loop_trips_ * c.looped);
+    // its body probe as measured; its call sites per call, at least once per interval
+    predicted += 2 * body + 2 * per_call_basis(body) * (c.straight + loop_trips_ * c.looped);
   }
   return predicted > 0 ? measured / predicted : 1;
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <unordered_map>
 
 namespace vprof::planner {
 namespace {
@@ -46,6 +47,15 @@ std::vector<FunctionId> wakers_of_kind(ws::Database &db, const std::string &wait
   return fs;
 }
 
+// One group the loop expands on: its places and its variance tree, and the nodes of the
+// sources expanded (never trimmed).
+struct Group {
+  std::string label;
+  std::vector<ws::PlaceRow> places;
+  RunView view;
+  std::set<int> protected_nodes;
+};
+
 // One function the top factors would add, in the order they are considered.
 struct Candidate {
   FunctionId function = 0;
@@ -57,9 +67,10 @@ struct Candidate {
 
 class Expansion {
 public:
+  // `seen`: the functions already taken, shared by the expansions of every group
   Expansion(ws::Database &db, const RunView &view, const CostModel &cost,
-            const std::set<FunctionId> &plan)
-      : db_(db), view_(view), cost_(cost), plan_(plan) {}
+            const std::set<FunctionId> &plan, std::set<FunctionId> &seen)
+      : db_(db), view_(view), cost_(cost), plan_(plan), seen_(seen) {}
 
   // The candidates of one factor side: a node of the run's tree, its body or its whole time.
   void add_side(int node, bool body, const std::string &key) {
@@ -197,7 +208,7 @@ private:
   const RunView &view_;
   const CostModel &cost_;
   const std::set<FunctionId> &plan_;
-  std::set<FunctionId> seen_;
+  std::set<FunctionId> &seen_;
   std::vector<Candidate> out_;
 };
 
@@ -230,14 +241,18 @@ std::vector<ws::PlaceRow> top_places(const std::vector<ws::PlaceRow> &places, in
   return out;
 }
 
-// The keys the stopping rule compares: the top-k factors' and the top-k places'.
+// The keys the stopping rule compares: the top-k factors' and the top-k places' of each
+// group the loop expands on (a label's keys prefixed by it).
 std::set<std::string> top_keys(ws::Database &db, ws::RunId run,
-                               const std::vector<ws::PlaceRow> &places, int k, double share) {
+                               const std::vector<std::string> &groups, int k, double share) {
   std::set<std::string> keys;
-  for (const auto &f : ws::top_factors(db, run, k))
-    keys.insert(f.key);
-  for (const auto &p : top_places(places, k, share))
-    keys.insert(p.key);
+  for (const auto &label : groups) {
+    const std::string prefix = label.empty() ? "" : label + "|";
+    for (const auto &f : ws::top_factors(db, run, k, label))
+      keys.insert(prefix + f.key);
+    for (const auto &p : top_places(ws::places_of(db, run, label), k, share))
+      keys.insert(prefix + p.key);
+  }
   return keys;
 }
 
@@ -245,13 +260,13 @@ std::set<std::string> top_keys(ws::Database &db, ws::RunId run,
 // the previous iteration's run, neither run having dropped records (a run with drops saw
 // only the start of some threads).
 bool top_k_unchanged(ws::Database &db, const ws::RunRow &run, int iteration, int k, double share,
-                     const std::set<std::string> &now) {
+                     const std::vector<std::string> &groups, const std::set<std::string> &now) {
   if (iteration == 0 || run.dropped > 0 || now.empty())
     return false;
   auto prev = ws::latest_run(db, iteration - 1);
   if (!prev || prev->dropped > 0)
     return false;
-  return now == top_keys(db, prev->id, ws::places_of(db, prev->id), k, share);
+  return now == top_keys(db, prev->id, groups, k, share);
 }
 
 // How far predictions fall short: probes inside a newly planned function run once per call
@@ -272,20 +287,57 @@ double calibration(ws::Database &db, int iteration, const CostModel &cost, doubl
 
 } // namespace
 
+std::vector<std::string> loop_groups(ws::Database &db, const ws::RunRow &run,
+                                     const std::string &label,
+                                     const std::vector<std::string> &exclude) {
+  if (label.empty() && exclude.empty())
+    return {""};
+  const std::vector<std::string> labels = ws::labels_of(db, run.id);
+  auto known = [&](const std::string &l) {
+    return std::find(labels.begin(), labels.end(), l) != labels.end();
+  };
+  std::string names;
+  for (const auto &l : labels)
+    names += (names.empty() ? "" : ", ") + ("\"" + l + "\"");
+  if (names.empty())
+    names = "none: no interval carries a label (VPROF_INTERVAL_LABEL)";
+  auto unknown = [&](const std::string &key, const std::string &l) {
+    return PlanError(key + " = \"" + l + "\": no interval of iteration " +
+                     std::to_string(run.iteration) + "'s run carries it (labels with a group of " +
+                     "their own, at least two intervals: " + names + ")");
+  };
+  if (!label.empty()) {
+    if (!known(label))
+      throw unknown("label", label);
+    return {label};
+  }
+  for (const auto &l : exclude)
+    if (!known(l))
+      throw unknown("exclude_labels", l);
+  std::vector<std::string> out;
+  for (const auto &l : labels)
+    if (std::find(exclude.begin(), exclude.end(), l) == exclude.end())
+      out.push_back(l);
+  if (out.empty())
+    throw PlanError("exclude_labels leaves no interval type of iteration " +
+                    std::to_string(run.iteration) + "'s run to expand on (labels: " + names + ")");
+  return out;
+}
+
 ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   ExpandResult er;
-  er.next_iteration = iteration + 1;
+  er.next_iteration = opt.write_iteration >= 0 ? opt.write_iteration : iteration + 1;
   ws::RunRow run = require_run(db, iteration);
   const int k = std::max(1, opt.k);
-  const std::vector<ws::PlaceRow> places = ws::places_of(db, run.id);
-  const std::set<std::string> keys = top_keys(db, run.id, places, k, opt.keep_share);
+  const std::vector<std::string> groups = loop_groups(db, run, opt.label, opt.exclude_labels);
+  const std::set<std::string> keys = top_keys(db, run.id, groups, k, opt.keep_share);
   er.top_keys.assign(keys.begin(), keys.end());
-  if (top_k_unchanged(db, run, iteration, k, opt.keep_share, keys)) {
+  if (!opt.resume && top_k_unchanged(db, run, iteration, k, opt.keep_share, groups, keys)) {
     er.stop = true;
     er.reason = "top-k unchanged";
     return er;
   }
-  if (iteration + 1 >= opt.max_iterations) {
+  if (er.next_iteration >= opt.max_iterations) {
     er.stop = true;
     er.reason = "iteration budget reached";
     return er;
@@ -294,17 +346,20 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   std::set<FunctionId> planned;
   for (const auto &r : plan)
     planned.insert(r.function);
-  RunView view = run_view(db, run);
   CostModel cost(db, run, plan);
 
   // Candidates, source by source: the k best-ranked factors and the k best-ranked places
   // that still have something to add (a high-level function that stays on top gives its
   // place to the next), looking at most 4k ranks deep; within a source, what took longest
   // on the critical path first. Factors are VProfiler's rule; places add what the factors
-  // miss when nested frames of one chain fill the top ranks with the same time.
-  Expansion ex(db, view, cost, planned);
+  // miss when nested frames of one chain fill the top ranks with the same time. Each group
+  // the loop expands on (all intervals, the `label`'s, or every label but the excluded
+  // ones) gives its own sources.
+  std::vector<Group> by_group;
+  for (const auto &label : groups)
+    by_group.push_back({label, ws::places_of(db, run.id, label), run_view(db, run, label), {}});
+  std::set<FunctionId> seen;
   std::vector<std::vector<Candidate>> per_factor;
-  std::set<int> protected_nodes;
   // Those seen on the critical path first, by their time there; then the unseen ones with
   // the most code below them (the callee that can hold a hot function's time: PostgreSQL's
   // CommitTransaction, not the leaf BlockStateAsString beside it).
@@ -316,43 +371,47 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     });
     per_factor.push_back(std::move(got));
   };
-  // Upward first: when the intervals' own time outside every probed function carries
-  // outer_share of Var(L), the frames above the roots hold it (an event loop's work between
-  // a command's processing and its reply). In their order, not sorted: the ancestor first.
-  for (const auto &p : places)
-    if (p.kind == ws::PlaceKind::Outside && p.contribution >= opt.outer_share) {
-      ex.add_outer(outer_starts(db, view), opt.outer_depth, p.key);
-      if (ex.size())
-        per_factor.push_back(ex.take());
-      break;
+  for (Group &g : by_group) {
+    Expansion ex(db, g.view, cost, planned, seen);
+    // Upward first: when the intervals' own time outside every probed function carries
+    // outer_share of Var(L), the frames above the roots hold it (an event loop's work
+    // between a command's processing and its reply). In their order, not sorted: the
+    // ancestor first.
+    for (const auto &p : g.places)
+      if (p.kind == ws::PlaceKind::Outside && p.contribution >= opt.outer_share) {
+        ex.add_outer(outer_starts(db, g.view), opt.outer_depth, p.key);
+        if (ex.size())
+          per_factor.push_back(ex.take());
+        break;
+      }
+    int from_factors = 0, from_places = 0;
+    for (const auto &f : ws::top_factors(db, run.id, 4 * k, g.label)) {
+      if (from_factors == k)
+        break;
+      ex.add_side(f.a, f.a_body, f.key);
+      if (f.b >= 0)
+        ex.add_side(f.b, f.b_body, f.key);
+      auto got = ex.take();
+      if (got.empty())
+        continue;
+      ++from_factors;
+      g.protected_nodes.insert(f.a);
+      if (f.b >= 0)
+        g.protected_nodes.insert(f.b);
+      took(std::move(got));
     }
-  int from_factors = 0, from_places = 0;
-  for (const auto &f : ws::top_factors(db, run.id, 4 * k)) {
-    if (from_factors == k)
-      break;
-    ex.add_side(f.a, f.a_body, f.key);
-    if (f.b >= 0)
-      ex.add_side(f.b, f.b_body, f.key);
-    auto got = ex.take();
-    if (got.empty())
-      continue;
-    ++from_factors;
-    protected_nodes.insert(f.a);
-    if (f.b >= 0)
-      protected_nodes.insert(f.b);
-    took(std::move(got));
-  }
-  for (const auto &p : top_places(places, 4 * k, opt.keep_share)) {
-    if (from_places == k)
-      break;
-    ex.add_place(p);
-    auto got = ex.take();
-    if (got.empty())
-      continue;
-    ++from_places;
-    if (p.node >= 0)
-      protected_nodes.insert(p.node);
-    took(std::move(got));
+    for (const auto &p : top_places(g.places, 4 * k, opt.keep_share)) {
+      if (from_places == k)
+        break;
+      ex.add_place(p);
+      auto got = ex.take();
+      if (got.empty())
+        continue;
+      ++from_places;
+      if (p.node >= 0)
+        g.protected_nodes.insert(p.node);
+      took(std::move(got));
+    }
   }
   // Taken in turns, one of each source, so that the first factor's many callees do not
   // spend the budget of the others.
@@ -375,9 +434,14 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
 
   // The budget: the exploration share of the least perturbed mean latency, capped so that
   // the longest stream stays within half the runtime's stream cap.
+  // Records are counted where they delay an interval: on its critical path, path_factor()
+  // times the records per interval (an event loop's interval holds its whole batch's
+  // probes); against the latency, that is what a plan costs.
+  const double path = cost.path_factor();
   er.budget_records =
       budget_records(db, iteration, opt.budget, opt.budget.exploration, Basis::Latency);
-  er.measured_records = cost.records_per_interval();
+  er.measured_records = path * cost.records_per_interval();
+  er.path_factor = path;
   if (cost.max_stream_records() > 0 && opt.budget.stream_cap_records > 0) {
     // Half the cap once a prediction has been checked against a run; a quarter before (the
     // first expansion's estimates fell short by up to 2.1 times on PostgreSQL).
@@ -391,7 +455,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   std::vector<double> price_of(candidates.size());
   double wanted = 0;
   for (std::size_t i = 0; i < candidates.size(); ++i)
-    wanted += price_of[i] = er.calibration * cost.predict_records(candidates[i].function);
+    wanted += price_of[i] = path * er.calibration * cost.predict_records(candidates[i].function);
 
   // Room: when the plan costs more than the budget, or the candidates do not fit, planned
   // functions that carry nothing (no place of theirs reaches keep_share, on no chain of a
@@ -399,33 +463,39 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   // unit of variance first, until everything fits or nothing is left to drop.
   double predicted = er.measured_records;
   if (predicted + wanted > er.budget_records) {
-    std::set<FunctionId> keep = chain_functions(view, protected_nodes);
+    std::set<FunctionId> keep;
     for (auto f : ws::annotated_functions(db))
       keep.insert(f);
-    std::set<int> carrying;
-    for (const auto &p : places)
-      if (std::max(std::abs(p.contribution), std::abs(p.share)) >= opt.keep_share) {
-        if (p.node >= 0)
-          carrying.insert(p.node);
-        keep.insert(p.kind == ws::PlaceKind::Function ? p.function : p.holder);
-      }
-    for (auto f : chain_functions(view, carrying))
-      keep.insert(f);
-    auto contribution = place_contributions(places);
+    std::unordered_map<FunctionId, double> contribution;
+    for (const Group &g : by_group) {
+      for (auto f : chain_functions(g.view, g.protected_nodes))
+        keep.insert(f);
+      std::set<int> carrying;
+      for (const auto &p : g.places)
+        if (std::max(std::abs(p.contribution), std::abs(p.share)) >= opt.keep_share) {
+          if (p.node >= 0)
+            carrying.insert(p.node);
+          keep.insert(p.kind == ws::PlaceKind::Function ? p.function : p.holder);
+        }
+      for (auto f : chain_functions(g.view, carrying))
+        keep.insert(f);
+      for (const auto &[f, c] : place_contributions(g.places))
+        contribution[f] = std::max(contribution[f], c);
+    }
     std::vector<std::pair<double, FunctionId>> trimmable;
     for (const auto &r : plan) {
       if (r.reason == ws::PlanReason::Root || keep.count(r.function))
         continue;
       double c = contribution.count(r.function) ? contribution[r.function] : 0;
       // cost per unit of explained variance: cheap, important functions stay
-      double price = cost.function_records(r.function) / std::max(c, 1e-3);
+      double price = path * cost.function_records(r.function) / std::max(c, 1e-3);
       trimmable.push_back({price, r.function});
     }
     std::sort(trimmable.rbegin(), trimmable.rend());
     for (const auto &[price, f] : trimmable) {
       if (predicted + wanted <= er.budget_records)
         break;
-      double saved = cost.function_records(f);
+      double saved = path * cost.function_records(f);
       if (saved <= 0)
         continue;
       predicted -= saved;
@@ -487,8 +557,8 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     next.push_back(std::move(r));
     er.added.push_back(c->function);
   }
-  ws::write_plan(db, iteration + 1, next);
-  ws::write_plan_cost(db, {iteration + 1, kept, predicted - kept, er.budget_records});
+  ws::write_plan(db, er.next_iteration, next);
+  ws::write_plan_cost(db, {er.next_iteration, kept, predicted - kept, er.budget_records});
   er.reason = "expanded";
   return er;
 }

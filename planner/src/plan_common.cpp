@@ -6,9 +6,9 @@
 
 namespace vprof::planner {
 
-RunView run_view(ws::Database &db, const ws::RunRow &run) {
+RunView run_view(ws::Database &db, const ws::RunRow &run, const std::string &label) {
   RunView v;
-  v.tree = ws::tree_of(db, run.id);
+  v.tree = ws::tree_of(db, run.id, label);
   v.children.resize(v.tree.size());
   for (const auto &n : v.tree) {
     if (n.parent >= 0 && n.parent < static_cast<int>(v.tree.size()))

@@ -15,7 +15,8 @@ struct RunView {
   // the time each function spent on the critical path per interval, summed over its nodes
   std::unordered_map<FunctionId, double> critical_ns;
 };
-RunView run_view(ws::Database &db, const ws::RunRow &run);
+// `label`: the tree of that interval type's group.
+RunView run_view(ws::Database &db, const ws::RunRow &run, const std::string &label = "");
 
 // The newest run of `iteration`, or PlanError.
 ws::RunRow require_run(ws::Database &db, int iteration);

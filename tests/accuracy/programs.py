@@ -98,6 +98,9 @@ class Program:
     needs: tuple = ()
     # the function that leads the tail view while `cause` leads the variance (`tail_cause`)
     tail_cause: Optional[str] = None
+    # the loop test runs it with the settings a new user gets (`defaults = true`): no roots,
+    # depth, k or iterations in vprof.toml
+    defaults: bool = False
 
     @property
     def cmake_target(self) -> str:
@@ -134,13 +137,15 @@ class Program:
         subprocess.run(args, check=True, capture_output=True, text=True)
         return pathlib.Path(out) / f"{self.name}.compdb"
 
-    def write_project(self, project: pathlib.Path, depth: int = 1, k: int = 3,
-                      iterations: int = 6, extra_args: Sequence[str] = ()) -> pathlib.Path:
+    def write_project(self, project: pathlib.Path, depth: Optional[int] = 1,
+                      k: Optional[int] = 3, iterations: Optional[int] = 6,
+                      extra_args: Sequence[str] = (), roots: bool = True) -> pathlib.Path:
         """Makes `project` a vprof project for this program: compile database in
         project/<name>.compdb/, and project/vprof.toml whose build command compiles with
         the Makefile into project/bin (CC/CXX from the environment: the vprof wrappers)
         and whose workload writes the program's output to project/truth.txt (read it
-        back with `read_truth`). Returns the path of vprof.toml."""
+        back with `read_truth`). Settings given as None, and the roots with roots=False, are
+        left out (vprof's defaults). Returns the path of vprof.toml."""
         project = pathlib.Path(project).resolve()
         project.mkdir(parents=True, exist_ok=True)
         compdb = self.compdb(project)
@@ -149,8 +154,11 @@ class Program:
         toml = "\n".join([
             f"# vprof project for the accuracy program {self.name} (tests/accuracy/programs.py)",
             f"compile_commands = {json.dumps(str(compdb / 'compile_commands.json'))}",
-            "roots = [" + ", ".join(json.dumps(r) for r in self.roots) + "]",
-            f"depth = {depth}", f"k = {k}", f"iterations = {iterations}",
+            *(["roots = [" + ", ".join(json.dumps(r) for r in self.roots) + "]"] if roots
+              else []),
+            *([f"depth = {depth}"] if depth is not None else []),
+            *([f"k = {k}"] if k is not None else []),
+            *([f"iterations = {iterations}"] if iterations is not None else []),
             "build = " + json.dumps(f"make -C {ACCURACY_DIR} OUT={project / 'bin'} "
                                     f"--always-make {self.name}"),
             "workload = " + json.dumps(f"ACC_IO_DIR={project} {exe} {args} "
@@ -202,7 +210,8 @@ def load_programs(manifest: pathlib.Path = MANIFEST) -> list[Program]:
                 analytic_share=e.get("analytic_share"), wait=e.get("wait"),
                 waker_roots=tuple(e.get("waker_roots", ())),
                 known_issue=e.get("known_issue"), needs=tuple(e.get("needs", ())),
-                tail_cause=e.get("tail_cause")))
+                tail_cause=e.get("tail_cause"),
+                defaults=bool(e.get("defaults", False))))
         except KeyError as missing:
             raise ValueError(f"{manifest}: program #{i + 1}: missing key {missing}") from None
         unknown = [n for n in programs[-1].needs if n not in NEEDS]

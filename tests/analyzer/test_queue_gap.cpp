@@ -523,3 +523,54 @@ TEST(QueueGap, EveryRandomEventLoopSumsAndItsQueueWaitsAreItsGaps) {
   EXPECT_GT(edges, 1000u);
   EXPECT_GT(opened, 1000u);
 }
+
+// The planner prices a plan by the probe records on an interval's critical path (issue 24,
+// "Budgets that see event loops"): the loop above wrote 10 probe records (5 calls), but B's
+// path holds its parse, A's `slow` in its queue gap and its reply (6), and A's its parse,
+// B's parse, `slow`, B's reply and its own reply (10): 16 on the two paths.
+TEST(QueueGap, TheCriticalPathsCountTheProbesOfTheWorkAheadOfThem) {
+  auto dir = fresh_dir("path-records");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0) // A
+      .enter(kParse, 0, 1)
+      .exit(kParse, 5, 1)
+      .emit(VPROF_REC_DETACH, 1, 5)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 2, 5) // B
+      .enter(kParse, 5, 1)
+      .exit(kParse, 10, 1)
+      .emit(VPROF_REC_DETACH, 2, 10)
+      .emit(VPROF_REC_ATTACH, 1, 10)
+      .enter(kSlow, 10, 1)
+      .exit(kSlow, 110, 1)
+      .emit(VPROF_REC_DETACH, 1, 110)
+      .emit(VPROF_REC_ATTACH, 2, 110)
+      .enter(kReply, 110, 1)
+      .exit(kReply, 115, 1)
+      .emit(VPROF_REC_INTERVAL_END, 2, 115)
+      .emit(VPROF_REC_ATTACH, 1, 115)
+      .enter(kReply, 115, 1)
+      .exit(kReply, 120, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 120);
+  b.write(dir);
+  auto eo = run(dir);
+  ASSERT_EQ(eo.intervals.size(), 2u);
+  EXPECT_EQ(eo.critical_records, 16u);
+
+  // Without the queue (one interval at a time), each path holds its own probes only.
+  auto alone = fresh_dir("path-records-alone");
+  TraceBuilder c(1);
+  c.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(kParse, 0, 1)
+      .exit(kParse, 5, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 5)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 2, 6)
+      .enter(kParse, 6, 1)
+      .exit(kParse, 9, 1)
+      .enter(kReply, 9, 1)
+      .exit(kReply, 12, 1)
+      .emit(VPROF_REC_INTERVAL_END, 2, 12);
+  c.write(alone);
+  EXPECT_EQ(run(alone).critical_records, 6u);
+}

@@ -376,3 +376,30 @@ def test_a_stale_installed_binary_is_refused(vprof, root, tmp_path):
     (p / "inst").unlink()
     vp(vprof, p, "loop", "--iterations", "1", "--prune", "0")
     assert (p / ".vprof" / "reports" / "iter-0.txt").exists()
+
+
+def test_the_stop_line_names_the_real_reason(vprof, root, tmp_path):
+    """Each way a loop stops is named as what it is: the iteration budget, the probe budget,
+    and, after a final plan, the reason exploration stopped beside "final plan measured"
+    (the stream cap: test_drops_name_the_stream_cap_and_never_decide_the_stop)."""
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, build=f'make CC="$CC" VPROF_INCLUDE={include}')
+
+    def stop_of(r):
+        return re.search(r"stopped after iteration \d+: (.*)", r.stderr).group(1)
+
+    vp(vprof, p, "init")
+    r = vp(vprof, p, "loop", "--iterations", "1", "--prune", "0")
+    assert stop_of(r) == "iteration budget reached", r.stderr[-3000:]
+    vp(vprof, p, "init")  # a new history
+    r = vp(vprof, p, "loop", "--budget", "0.0001", "--prune", "0")
+    assert stop_of(r).startswith("probe budget spent ("), r.stderr[-3000:]
+    assert "stream cap" not in stop_of(r)
+    vp(vprof, p, "init")
+    r = vp(vprof, p, "loop")
+    m = re.fullmatch(r"final plan measured \(exploration stopped: ([^)]*)\)(; .*)?", stop_of(r))
+    assert m, r.stderr[-3000:]
+    assert m.group(1) in ("top-k unchanged", "all top factors are leaves",
+                          "iteration budget reached"), m.group(1)
+    # the line that wrote the final plan gave the same reason
+    assert f": {m.group(1)}; final plan" in r.stderr, r.stderr[-3000:]

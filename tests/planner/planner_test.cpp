@@ -43,17 +43,19 @@ struct Workspace {
 
   // One analysed run of `iteration`; `counts` are ENTERs per site over 100 intervals.
   ws::RunId run(int iteration, double mean_ns, const std::vector<std::pair<int, int>> &counts,
-                std::uint64_t max_stream = 0, double hot_share = 0.5, double cheap_share = 0.2) {
+                std::uint64_t max_stream = 0, double hot_share = 0.5, double cheap_share = 0.2,
+                std::uint64_t intervals = 100) {
     std::uint64_t records = 0;
     for (auto [site, n] : counts)
       records += 2 * static_cast<std::uint64_t>(n);
     db->prepare("INSERT INTO analysis_runs(iteration, trace_dir, records, streams, processes, "
                 "dropped, intervals, intervals_unfinished, wake_edges, root_height, "
                 "ticks_per_second, max_residual, max_stream_records) VALUES "
-                "(?, '/t', ?, 1, 1, 0, 100, 0, 0, 2, 1e9, 0, ?)")
+                "(?, '/t', ?, 1, 1, 0, ?, 0, 0, 2, 1e9, 0, ?)")
         .bind(1, iteration)
         .bind(2, static_cast<std::int64_t>(records))
-        .bind(3, static_cast<std::int64_t>(max_stream))
+        .bind(3, static_cast<std::int64_t>(intervals))
+        .bind(4, static_cast<std::int64_t>(max_stream))
         .run();
     ws::RunId id = db->last_insert_rowid();
     auto stats = db->prepare("INSERT INTO interval_stats(run, label, count, mean_ns) VALUES "
@@ -190,6 +192,33 @@ TEST(CostModel, OnlyCallSitesInRunningCallersMakeACalleeHot) {
   EXPECT_DOUBLE_EQ(utility.calls(4), 108.0);
 }
 
+// A dispatcher called once per command costs its calls per interval, however many intervals
+// the run has: serve, the loop around the commands, runs once per run and calls work once
+// per command from inside its loop; counted per call of serve, that loop ran as often as
+// the run had intervals and every candidate with a loop of its own (cheap loops over the
+// replies) was priced as hot.
+TEST(CostModel, ALoopAroundTheIntervalsDoesNotMakeACandidateHot) {
+  for (int n : {100, 10000}) {
+    Workspace w("dispatch-" + std::to_string(n));
+    w.db->exec("UPDATE calls SET in_loop = 1 WHERE caller = 1;"
+               "INSERT INTO functions(id, usr, name, defined, height) VALUES "
+               "(5,'reply','reply',1,0);"
+               "INSERT INTO calls(caller, callee, kind, file, line, col, in_loop) VALUES "
+               "(4,5,'direct','/s/a.c',31,3,1);");
+    // serve once in the run; work, hot and cheap once per command
+    w.run(0, 1e6, {{1, 1}, {2, n}, {3, n}, {4, n}, {5, n}}, 0, 0.5, 0.2,
+          static_cast<std::uint64_t>(n));
+    auto run = ws::latest_run(*w.db, 0);
+    ASSERT_TRUE(run);
+    pl::CostModel m(*w.db, *run, ws::read_plan(*w.db, 0));
+    EXPECT_DOUBLE_EQ(m.loop_trips(), 1.0) << n << " intervals";
+    EXPECT_DOUBLE_EQ(m.calls(4), 1.0);
+    // its body's pair and one pair for the one trip of its loop
+    EXPECT_DOUBLE_EQ(m.predict_records(4), 4.0) << n << " intervals";
+    EXPECT_NEAR(m.self_calibration(), 1.0, 1e-9);
+  }
+}
+
 // Within the budget (10 % of 1 ms = 4000 records at 25 ns) the cheap callee joins the plan;
 // the hot one would pass it and stays timed at its call site.
 TEST(Expand, AHotCalleeStaysAtItsCallSite) {
@@ -209,6 +238,44 @@ TEST(Expand, AHotCalleeStaysAtItsCallSite) {
   roomy.run(0, 1e7, kCounts);
   auto r = pl::expand(*roomy.db, 0, options());
   auto added = r.added;
+  std::sort(added.begin(), added.end());
+  EXPECT_EQ(added, (std::vector<std::int64_t>{3, 4}));
+}
+
+// An event loop's interval holds the probes of every command of its batch: the run's
+// critical paths hold twice the records it wrote per interval (two commands a batch). A plan
+// is priced by those: at twice the latency (budget 8000 records) the hot callee (2000
+// records a command) would fit by records per interval (2008 + 2000 + 2), but on the
+// critical path it costs 4000 more on top of the 4016 measured, and stays out.
+TEST(Expand, APlanIsPricedByTheRecordsOnAnIntervalsCriticalPath) {
+  Workspace w("batch");
+  w.run(0, 2e6, kCounts);
+  {
+    auto run = ws::latest_run(*w.db, 0);
+    ASSERT_TRUE(run);
+    EXPECT_DOUBLE_EQ(pl::CostModel(*w.db, *run, ws::read_plan(*w.db, 0)).path_factor(), 1.0);
+  }
+  w.db->exec("UPDATE analysis_runs SET critical_records = 2 * records");
+  auto run = ws::latest_run(*w.db, 0);
+  ASSERT_TRUE(run);
+  EXPECT_EQ(run->critical_records, 2 * run->records);
+  EXPECT_DOUBLE_EQ(pl::CostModel(*w.db, *run, ws::read_plan(*w.db, 0)).path_factor(), 2.0);
+  auto e = pl::expand(*w.db, 0, options());
+  ASSERT_FALSE(e.stop) << e.reason;
+  EXPECT_DOUBLE_EQ(e.path_factor, 2.0);
+  EXPECT_DOUBLE_EQ(e.budget_records, 8000.0);
+  EXPECT_DOUBLE_EQ(e.measured_records, 4016.0);
+  EXPECT_EQ(e.added, (std::vector<std::int64_t>{4}));
+  ASSERT_EQ(e.refused.size(), 1u);
+  EXPECT_EQ(e.refused[0].function, 3);
+  EXPECT_DOUBLE_EQ(e.predicted_records, 4020.0);
+  // fewer records on the paths than written (threads off every path): records per interval
+  Workspace off("offpath");
+  off.run(0, 2e6, kCounts);
+  off.db->exec("UPDATE analysis_runs SET critical_records = records / 2");
+  auto o = pl::expand(*off.db, 0, options());
+  EXPECT_DOUBLE_EQ(o.path_factor, 1.0);
+  auto added = o.added;
   std::sort(added.begin(), added.end());
   EXPECT_EQ(added, (std::vector<std::int64_t>{3, 4}));
 }
@@ -490,4 +557,62 @@ TEST(CostModel, CallSitesInLoopsRunLoopTripsTimes) {
   EXPECT_DOUBLE_EQ(m.loop_trips(), 1000.0);
   EXPECT_DOUBLE_EQ(m.predict_records(6), 2 * 1 * (1 + 1000.0));
   EXPECT_NEAR(m.self_calibration(), 1.0, 1e-9);
+}
+
+// `label` and `exclude_labels` (vprof.toml): the groups the loop expands on. The run has
+// two labelled types: "get" (the fixture's tree, factor and places copied) and "admin"
+// (its tree only: no factor, no place carries anything).
+TEST(Expand, TheLoopExpandsOnTheGroupsOfTheLabelsChosen) {
+  Workspace w("labels");
+  w.run(0, 1e6, kCounts);
+  w.db->exec(
+      "INSERT INTO interval_stats(run, label, count, mean_ns) SELECT run, 'get', 60, mean_ns "
+      "FROM interval_stats WHERE label = '';"
+      "INSERT INTO interval_stats(run, label, count, mean_ns) SELECT run, 'admin', 40, mean_ns "
+      "FROM interval_stats WHERE label = '';"
+      "INSERT INTO tree_nodes(run, label, node, parent, path, kind, site, function, name, "
+      "mean_ns, expanded) SELECT run, l.label, node, parent, path, kind, site, function, name, "
+      "mean_ns, expanded FROM tree_nodes, (SELECT 'get' AS label UNION SELECT 'admin') l "
+      "WHERE tree_nodes.label = '';"
+      "INSERT INTO factors(run, label, rank, key, kind, parent, a, a_body, name, term_ns2, "
+      "share, specificity, score, leaf) SELECT run, 'get', rank, key, kind, parent, a, a_body, "
+      "name, term_ns2, share, specificity, score, leaf FROM factors WHERE label = '';"
+      "INSERT INTO places(run, label, rank, key, name, function, contexts, mean_ns, var_ns2, "
+      "share, contribution, specificity, score, waker, via, place_kind, node) SELECT run, "
+      "'get', rank, key, name, function, contexts, mean_ns, var_ns2, share, contribution, "
+      "specificity, score, waker, via, place_kind, node FROM places WHERE label = '';");
+  auto run = ws::latest_run(*w.db, 0);
+  ASSERT_TRUE(run);
+  using V = std::vector<std::string>;
+  EXPECT_EQ(pl::loop_groups(*w.db, *run, "", {}), V{""});
+  EXPECT_EQ(pl::loop_groups(*w.db, *run, "get", {}), V{"get"});
+  EXPECT_EQ(pl::loop_groups(*w.db, *run, "", {"admin"}), V{"get"});
+  for (const auto &[label, exclude] :
+       std::vector<std::pair<std::string, V>>{{"nope", {}}, {"", {"nope"}}}) {
+    try {
+      pl::loop_groups(*w.db, *run, label, exclude);
+      ADD_FAILURE() << "no error for a label no interval carries";
+    } catch (const pl::PlanError &e) {
+      const std::string what = e.what();
+      EXPECT_NE(what.find("\"nope\": no interval"), std::string::npos) << what;
+      EXPECT_NE(what.find("\"admin\", \"get\""), std::string::npos) << what;
+    }
+  }
+  EXPECT_THROW(pl::loop_groups(*w.db, *run, "", {"admin", "get"}), pl::PlanError);
+
+  // driven by "admin", nothing of its group carries variance: nothing to add
+  auto o = options();
+  o.label = "admin";
+  auto admin = pl::expand(*w.db, 0, o);
+  EXPECT_TRUE(admin.stop);
+  EXPECT_EQ(admin.reason, "all top factors are leaves");
+  // all but "admin": the "get" group's sources, keys named by their label
+  o.label.clear();
+  o.exclude_labels = {"admin"};
+  auto get = pl::expand(*w.db, 0, o);
+  ASSERT_FALSE(get.stop) << get.reason;
+  EXPECT_EQ(get.added, (std::vector<std::int64_t>{4}));
+  ASSERT_FALSE(get.top_keys.empty());
+  for (const auto &key : get.top_keys)
+    EXPECT_EQ(key.rfind("get|", 0), 0u) << key;
 }

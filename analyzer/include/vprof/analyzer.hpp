@@ -270,6 +270,9 @@ struct AnalysisResult {
   std::uint64_t messages_unreceived = 0; // sends nobody received (in the traces analysed)
   std::uint64_t records = 0, streams = 0, processes = 0, dropped = 0;
   std::uint64_t max_stream_records = 0; // the longest stream, dropped records included
+  // probe records on the intervals' critical paths, summed over the intervals (the planner
+  // prices plans by them: docs/planner.md, "Budget")
+  std::uint64_t critical_records = 0;
   // CPU time (user + system) of the processes that reported it at exit (<pid>.cpu)
   double cpu_ns = 0;
   std::uint64_t cpu_processes = 0;

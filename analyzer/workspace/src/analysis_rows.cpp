@@ -70,7 +70,8 @@ RunId insert_analysis_run(Database &db, const AnalysisRunEntry &r) {
   db.prepare("INSERT INTO analysis_runs(iteration, trace_dir, records, streams, processes, "
              "dropped, intervals, intervals_unfinished, wake_edges, root_height, "
              "ticks_per_second, max_residual, max_stream_records, ranking, cpu_ns, "
-             "cpu_processes, span_ns, cores) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
+             "cpu_processes, span_ns, cores, critical_records) VALUES "
+             "(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")
       .bind(1, r.iteration)
       .bind(2, r.trace_dir)
       .bind(3, static_cast<std::int64_t>(r.records))
@@ -89,6 +90,7 @@ RunId insert_analysis_run(Database &db, const AnalysisRunEntry &r) {
       .bind(16, static_cast<std::int64_t>(r.cpu_processes))
       .bind(17, r.span_ns)
       .bind(18, static_cast<std::int64_t>(r.cores))
+      .bind(19, static_cast<std::int64_t>(r.critical_records))
       .run();
   return db.last_insert_rowid();
 }

@@ -375,8 +375,8 @@ namespace {
 constexpr const char *kRunColumns =
     "SELECT r.id, r.iteration, r.intervals, r.records, r.dropped, r.max_stream_records, "
     "COALESCE((SELECT mean_ns FROM interval_stats s WHERE s.run = r.id AND s.label = ''), 0), "
-    "r.trace_dir, CASE WHEN r.intervals > 0 THEN r.cores * r.span_ns / r.intervals ELSE 0 END "
-    "FROM analysis_runs r ";
+    "r.trace_dir, CASE WHEN r.intervals > 0 THEN r.cores * r.span_ns / r.intervals ELSE 0 END, "
+    "r.critical_records FROM analysis_runs r ";
 
 RunRow run_row(const Statement &st) {
   RunRow r;
@@ -389,6 +389,7 @@ RunRow run_row(const Statement &st) {
   r.mean_ns = st.real(6);
   r.trace_dir = st.text(7);
   r.capacity_ns = st.real(8);
+  r.critical_records = static_cast<std::uint64_t>(st.int64(9));
   return r;
 }
 
@@ -444,11 +445,11 @@ const char *place_kind_text(PlaceKind k) {
   return "function";
 }
 
-std::vector<NodeRow> tree_of(Database &db, RunId run) {
+std::vector<NodeRow> tree_of(Database &db, RunId run, const std::string &label) {
   auto st =
       db.prepare("SELECT node, parent, kind, site, function, path, name, mean_ns FROM tree_nodes "
-                 "WHERE run = ? AND label = '' ORDER BY node");
-  st.bind(1, run);
+                 "WHERE run = ? AND label = ? ORDER BY node");
+  st.bind(1, run).bind(2, label);
   std::vector<NodeRow> out;
   while (st.step()) {
     NodeRow n;
@@ -471,10 +472,20 @@ std::vector<NodeRow> tree_of(Database &db, RunId run) {
   return out;
 }
 
-std::vector<FactorRow> top_factors(Database &db, RunId run, int limit) {
+std::vector<std::string> labels_of(Database &db, RunId run) {
+  auto st = db.prepare("SELECT label FROM interval_stats WHERE run = ? AND label != '' "
+                       "ORDER BY label");
+  st.bind(1, run);
+  std::vector<std::string> out;
+  while (st.step())
+    out.push_back(st.text(0));
+  return out;
+}
+
+std::vector<FactorRow> top_factors(Database &db, RunId run, int limit, const std::string &label) {
   auto st = db.prepare("SELECT rank, key, name, a, a_body, b, b_body, share, specificity FROM "
-                       "factors WHERE run = ? AND label = '' ORDER BY rank LIMIT ?");
-  st.bind(1, run).bind(2, limit);
+                       "factors WHERE run = ? AND label = ? ORDER BY rank LIMIT ?");
+  st.bind(1, run).bind(2, label).bind(3, limit);
   std::vector<FactorRow> out;
   while (st.step()) {
     FactorRow f;
@@ -492,10 +503,10 @@ std::vector<FactorRow> top_factors(Database &db, RunId run, int limit) {
   return out;
 }
 
-std::vector<PlaceRow> places_of(Database &db, RunId run) {
+std::vector<PlaceRow> places_of(Database &db, RunId run, const std::string &label) {
   std::vector<PlaceRow> out;
   auto read = [&](Statement st) {
-    st.bind(1, run);
+    st.bind(1, run).bind(2, label);
     while (st.step()) {
       PlaceRow p;
       p.rank = static_cast<int>(st.int64(0));
@@ -518,10 +529,10 @@ std::vector<PlaceRow> places_of(Database &db, RunId run) {
     }
   };
   read(db.prepare("SELECT rank, key, name, place_kind, function, holder, node, share, "
-                  "contribution, specificity, waker FROM places WHERE run = ? AND label = '' "
+                  "contribution, specificity, waker FROM places WHERE run = ? AND label = ? "
                   "ORDER BY rank"));
   read(db.prepare("SELECT rank, key, name, 'wait', NULL, NULL, NULL, share, contribution, 0, 0 "
-                  "FROM waits WHERE run = ? AND label = '' ORDER BY rank"));
+                  "FROM waits WHERE run = ? AND label = ? ORDER BY rank"));
   return out;
 }
 

@@ -116,7 +116,10 @@ CREATE TABLE IF NOT EXISTS analysis_runs(
   -- first interval's begin to last interval's end, and the analysing machine's cores: the
   -- machine's capacity per interval (cores x span / intervals), the planner's budget basis
   span_ns              REAL NOT NULL DEFAULT 0,
-  cores                INTEGER NOT NULL DEFAULT 0
+  cores                INTEGER NOT NULL DEFAULT 0,
+  -- probe records on the intervals' critical paths, summed over the intervals (an event
+  -- loop's interval holds every command of its batch): the planner's price of a plan
+  critical_records     INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX IF NOT EXISTS analysis_runs_by_iteration ON analysis_runs(iteration);
 

@@ -76,6 +76,9 @@ void add_late_columns(Database &db) {
             "ALTER TABLE analysis_runs ADD COLUMN cores INTEGER NOT NULL DEFAULT 0");
   if (!columns_of(db, "places").empty() && !has_column(db, "places", "vprofiler_score"))
     db.exec("ALTER TABLE places ADD COLUMN vprofiler_score REAL NOT NULL DEFAULT 0");
+  if (!columns_of(db, "analysis_runs").empty() &&
+      !has_column(db, "analysis_runs", "critical_records"))
+    db.exec("ALTER TABLE analysis_runs ADD COLUMN critical_records INTEGER NOT NULL DEFAULT 0");
 }
 
 } // namespace

@@ -7,6 +7,7 @@
 
 #include "vprof/workspace_rows.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <set>
 #include <stdexcept>
@@ -85,6 +86,11 @@ public:
   // this run measured (4 when none of them has one; at least 1).
   double loop_trips() const { return loop_trips_; }
   std::uint64_t max_stream_records() const { return max_stream_; }
+  // How many times an interval's critical path holds the probe records the run wrote per
+  // interval (the run's critical-path records over its probe records; at least 1; 1 when
+  // not counted): an event loop's interval holds the probes of every command of its batch,
+  // so each record per interval delays it that many times (docs/planner.md, "Budget").
+  double path_factor() const { return path_factor_; }
   // How the prediction rule fares on the functions this run measured: their measured records
   // over what predict_records would have said for them (1 when nothing ran). Loops around
   // call sites make it exceed 1; it scales the predictions of the candidates.
@@ -92,7 +98,7 @@ public:
 
 private:
   ws::Database &db_;
-  double intervals_ = 1, records_ = 0, scale_ = 1, loop_trips_ = 4;
+  double intervals_ = 1, records_ = 0, scale_ = 1, loop_trips_ = 4, path_factor_ = 1;
   std::uint64_t max_stream_ = 0;
   std::unordered_map<FunctionId, double> body_calls_;   // per interval
   std::unordered_map<FunctionId, double> callee_calls_; // per interval, from call sites
@@ -101,6 +107,10 @@ private:
   std::unordered_map<FunctionId, std::vector<std::pair<ws::SiteId, double>>> final_sites_;
   std::unordered_map<FunctionId, ws::CallSiteCount> sites_in_; // planned functions' call sites
   ws::CallSiteCount sites_in(FunctionId f) const;
+  // The calls per interval the loop-trip and self-calibration rules divide a measured
+  // function's call-site records by: its own, at least one (a function called less often
+  // encloses the intervals; docs/planner.md, "Cost model").
+  static double per_call_basis(double body_calls) { return std::max(body_calls, 1.0); }
   // Calls per interval assumed for a function no probe saw.
   double unseen_calls(FunctionId f) const;
 };
@@ -109,7 +119,7 @@ private:
 
 struct ExpandOptions {
   int k = 3;
-  int max_iterations = 8;
+  int max_iterations = 10; // the driver's `iterations` (docs/planner.md, "Expansion")
   Budget budget;
   // Planned functions holding a place that reaches this share of Var(L) (or on the chain of
   // one) are never dropped to make room for candidates.
@@ -121,7 +131,24 @@ struct ExpandOptions {
   // next plan first (reason Outer), with their callees within outer_depth call edges.
   double outer_share = 0.20;
   int outer_depth = 1;
+  // Resuming exploration after a final plan (`vprof loop --continue`): the plan written is
+  // `write_iteration` (-1: iteration + 1; the iteration budget counts it) and the stable
+  // top-k rule does not stop it (the run it compares with led to the final plan).
+  int write_iteration = -1;
+  bool resume = false;
+  // The groups expanded on (vprof.toml `label`, `exclude_labels`): one interval type's, or
+  // every labelled type's but the excluded ones; neither: all intervals (loop_groups).
+  std::string label;
+  std::vector<std::string> exclude_labels;
 };
+
+// The groups (interval labels; "" = all intervals) a loop with these settings expands on in
+// `run`: {""} without either, {label}, or the run's labels but the excluded ones. Throws
+// PlanError naming the labels the run has when a named label has no group in it, or when
+// nothing is left.
+std::vector<std::string> loop_groups(ws::Database &db, const ws::RunRow &run,
+                                     const std::string &label,
+                                     const std::vector<std::string> &exclude);
 
 // A function the budget kept out of the next plan (it stays timed at its call sites).
 struct Refusal {
@@ -143,6 +170,7 @@ struct ExpandResult {
   double measured_records = 0;  // the last run, per interval
   double predicted_records = 0; // the next plan, per interval
   double calibration = 1;       // predictions scaled by the last one's shortfall (>= 1)
+  double path_factor = 1;       // records on an interval's critical path per record per interval
   // the stream cap, not the exploration budget, set budget_records (a stop then names it)
   bool stream_capped = false;
 };
@@ -214,5 +242,22 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
 // `answer_share`, the one lowest in the static call graph (the smallest height of its
 // function; an outside call half a level below its caller; ties: the larger contribution).
 Answer deepest_answer(ws::Database &db, int iteration, double answer_share);
+
+// ---- continuing after a final plan ----------------------------------------------------
+
+// What a measured final plan left below its places (docs/planner.md, "The loop continues").
+struct Unexplored {
+  Answer answer;           // the deepest answer up to the iteration (iteration -1: none)
+  FunctionId function = 0; // the function whose callees no plan held (0: none)
+  std::string name;        // its place's name
+  double contribution = 0; // of Var(L), in `iteration`'s run
+  int iteration = -1;
+  std::vector<FunctionId> callees; // its defined, probeable callees no plan up to it held
+  int source = -1; // the newest analysed exploration (not final) iteration to resume from
+};
+// A function's own place carrying `answer_share` of Var(L) in a run up to `iteration` whose
+// callees no plan held — the answer's if it is one, else the one carrying the most: its time
+// is code nobody looked into, and exploration can go on from there.
+Unexplored unexplored_below_answer(ws::Database &db, int iteration, double answer_share);
 
 } // namespace vprof::planner

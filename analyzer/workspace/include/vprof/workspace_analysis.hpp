@@ -61,6 +61,7 @@ struct AnalysisRunEntry {
   double ticks_per_second = 0;
   double max_residual = 0; // the worst over all groups
   std::uint64_t max_stream_records = 0;
+  std::uint64_t critical_records = 0; // probe records on the intervals' critical paths, summed
   Ranking ranking = Ranking::Net;
   double cpu_ns = 0;               // CPU time of the processes that reported it
   std::uint64_t cpu_processes = 0; // how many did

@@ -154,6 +154,8 @@ struct RunRow {
   std::string trace_dir;
   // the machine's capacity per interval: cores x span / intervals (0: unknown)
   double capacity_ns = 0;
+  // probe records on the intervals' critical paths, summed over them (0: not counted)
+  std::uint64_t critical_records = 0;
 };
 // The newest run of `iteration`.
 std::optional<RunRow> latest_run(Database &db, int iteration);
@@ -172,7 +174,11 @@ struct NodeRow {
   double mean_ns = 0; // mean time on the critical path per interval
 };
 // The variance tree of all intervals (label '') of a run, indexed by node id.
-std::vector<NodeRow> tree_of(Database &db, RunId run);
+// `label`: the variance tree of that interval type's group instead (its node ids are the
+// same: one calling-context tree serves every group of a run).
+std::vector<NodeRow> tree_of(Database &db, RunId run, const std::string &label = "");
+// The interval types of a run that have a group of their own (interval_stats), sorted.
+std::vector<std::string> labels_of(Database &db, RunId run);
 
 struct FactorRow {
   int rank = 0;
@@ -182,7 +188,9 @@ struct FactorRow {
   double share = 0, specificity = 0;
 };
 // The best-ranked factors of all intervals of a run.
-std::vector<FactorRow> top_factors(Database &db, RunId run, int limit);
+// `label`: of that interval type's group.
+std::vector<FactorRow> top_factors(Database &db, RunId run, int limit,
+                                   const std::string &label = "");
 
 // Outside: the interval's own time outside every probed function (the root's body), the
 // code above the roots.
@@ -200,7 +208,8 @@ struct PlaceRow {
   bool waker = false;
 };
 // Places and waits (waits have kind Wait) of all intervals of a run.
-std::vector<PlaceRow> places_of(Database &db, RunId run);
+// `label`: of that interval type's group.
+std::vector<PlaceRow> places_of(Database &db, RunId run, const std::string &label = "");
 
 // ENTER counts per site of a run.
 struct SiteCalls {
