@@ -2,13 +2,13 @@
 interval of a query) always, latch-marks.patch (the latch as a hand-marked primitive) unless
 VPROF_PG_LATCH_MARKS=0. The variant without the latch marks must hold no wait or wake-up mark
 (its latch edges are the kernel's wake-ups), and both sets must apply to the pinned source.
-Cheap: no build; the apply test runs only where fetch.sh's tarball is already downloaded."""
+Cheap but the apply test (marked real: one pass over the tarball, and only where fetch.sh
+downloaded it already)."""
 import os
 import pathlib
 import re
 import shutil
 import subprocess
-import tarfile
 
 import pytest
 
@@ -51,24 +51,30 @@ def cached_tarball():
     return found[-1] if found else None
 
 
-@pytest.mark.parametrize("variant", [["annotate.patch"], ["annotate.patch", "latch-marks.patch"]])
-def test_each_patch_set_applies_to_the_pinned_source(tmp_path, variant):
+@pytest.fixture(scope="module")
+def pristine(tmp_path_factory):
+    """The release's copies of the files the patches touch (one bzip2 pass over the tarball:
+    ~8 s of CPU, hence marked real)."""
     tarball = cached_tarball()
     if tarball is None or shutil.which("patch") is None:
         pytest.skip("PostgreSQL's source is not downloaded (benchmarks/real/postgres/fetch.sh)")
-    files = {f for p in variant for f in touched(PG / p)}
-    with tarfile.open(tarball) as tar:
-        top = tar.next().name.split("/")[0]
-        for f in files:  # regular files of the release, extracted one by one
-            member = tar.getmember(f"{top}/{f}")
-            assert member.isfile(), member.name
-            dest = tmp_path / top / f
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(tar.extractfile(member).read())
+    out = tmp_path_factory.mktemp("pg")
+    top = tarball.name.split("_")[1].removesuffix(".orig.tar.bz2")
+    files = sorted({f for p in ("annotate.patch", "latch-marks.patch") for f in touched(PG / p)})
+    subprocess.run(["tar", "xjf", str(tarball), "-C", str(out),
+                    *(f"postgresql-{top}/{f}" for f in files)], check=True, timeout=600)
+    return out / f"postgresql-{top}"
+
+
+@pytest.mark.real
+@pytest.mark.parametrize("variant", [["annotate.patch"], ["annotate.patch", "latch-marks.patch"]])
+def test_each_patch_set_applies_to_the_pinned_source(pristine, tmp_path, variant):
+    tree = tmp_path / "src"
+    shutil.copytree(pristine, tree)
     for p in variant:
-        r = subprocess.run(["patch", "-s", "-d",
-                            str(tmp_path / top), "-p1", "-i", str(PG / p)],
+        r = subprocess.run(["patch", "-s", "-d", str(tree), "-p1", "-i", str(PG / p)],
                            capture_output=True, text=True)
         assert r.returncode == 0 and not r.stdout.strip(), (p, r.stdout, r.stderr)
-    applied = "".join((tmp_path / top / f).read_text() for f in files)
-    assert ("VPROF_WAKE(latch)" in applied) == ("latch-marks.patch" in variant)
+    latch = (tree / "src/backend/storage/ipc/latch.c").read_text()
+    assert ("VPROF_WAKE(latch)" in latch) == ("latch-marks.patch" in variant)
+    assert "VPROF_INTERVAL_BEGIN" in (tree / "src/backend/tcop/postgres.c").read_text()
