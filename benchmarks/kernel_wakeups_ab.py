@@ -8,7 +8,11 @@ the per-pair ratios (on / off) with a bootstrap 95 % interval, and the recorder'
 transaction. Needs the privilege the recorder needs (root, or CAP_BPF + CAP_PERFMON).
 
     benchmarks/kernel_wakeups_ab.py [--build-dir build] [--pairs 8] [--txns 20000]
-        [-- MINIDB FLAGS]            (default: --threads 8 --warehouses 1 --fsync off)
+        [--compare-sched OLD_VPROF_SCHED] [-- MINIDB FLAGS]
+                                     (default: --threads 8 --warehouses 1 --fsync off)
+
+--compare-sched adds a third run to each pair, recording with another vprof-sched binary
+(VPROF_SCHED, e.g. a copy of an older build), in rotating order: the before/after A/B.
 
 Exit status: 0 ok, 1 a step failed, 2 bad arguments.
 """
@@ -41,13 +45,18 @@ def build_minidb(build_dir: pathlib.Path, out: pathlib.Path) -> pathlib.Path:
     return out / "minidb"
 
 
-def one_run(vprof, minidb, flags, txns, mode, work: pathlib.Path):
-    """(tps, p99_us, sched records) of one `vprof run` with kernel wake-ups `mode`."""
+def one_run(vprof, minidb, flags, txns, mode, work: pathlib.Path, sched=None):
+    """(tps, p99_us, sched records) of one `vprof run` with kernel wake-ups `mode`, recorded
+    by the `sched` binary when given."""
     trace = work / f"trace-{mode}"
     shutil.rmtree(trace, ignore_errors=True)
     cmd = [str(vprof), "run", "--kernel-wakeups", mode, "--trace-dir", str(trace), "--",
            str(minidb), "--txns", str(txns), *flags]
-    r = subprocess.run(cmd, cwd=work, capture_output=True, text=True)
+    env = dict(os.environ)
+    env.pop("VPROF_SCHED", None)
+    if sched:
+        env["VPROF_SCHED"] = str(sched)
+    r = subprocess.run(cmd, cwd=work, capture_output=True, text=True, env=env)
     if r.returncode != 0:
         sys.exit(f"kernel_wakeups_ab: {' '.join(cmd)} failed ({r.returncode}):\n"
                  f"{r.stdout[-1500:]}{r.stderr[-1500:]}")
@@ -76,6 +85,7 @@ def main():
     ap.add_argument("--build-dir", default=os.environ.get("VPROF_BUILD_DIR", str(ROOT / "build")))
     ap.add_argument("--pairs", type=int, default=8, help="on/off pairs (alternating order)")
     ap.add_argument("--txns", type=int, default=20000, help="transactions per run")
+    ap.add_argument("--compare-sched", help="also record with this vprof-sched (mode 'old')")
     ap.add_argument("flags", nargs="*", help="minidb flags after --")
     args = ap.parse_args()
     if args.pairs < 2:
@@ -88,25 +98,31 @@ def main():
     with tempfile.TemporaryDirectory(prefix="vprof-kw-ab-") as tmp:
         work = pathlib.Path(tmp)
         minidb = build_minidb(build, work / "out")
-        res = {"off": ([], []), "on": ([], [])}
-        records = []
+        modes = ["off", "on"] + (["old"] if args.compare_sched else [])
+        res = {m: ([], []) for m in modes}
+        records = {m: [] for m in modes}
         for i in range(args.pairs):
-            order = ("off", "on") if i % 2 == 0 else ("on", "off")
+            order = modes[i % len(modes):] + modes[:i % len(modes)]
+            if i % 2:
+                order.reverse()
             for mode in order:
-                tps, p99, rec = one_run(vprof, minidb, flags, args.txns, mode, work)
+                sched = args.compare_sched if mode == "old" else None
+                tps, p99, rec = one_run(vprof, minidb, flags, args.txns,
+                                        "off" if mode == "off" else "on", work, sched)
                 res[mode][0].append(tps)
                 res[mode][1].append(p99)
-                if mode == "on":
-                    records.append(rec / args.txns)
-            print(f"pair {i + 1}/{args.pairs}: tps off {res['off'][0][-1]:.0f} on "
-                  f"{res['on'][0][-1]:.0f}; p99 off {res['off'][1][-1]:.0f} us on "
-                  f"{res['on'][1][-1]:.0f} us", flush=True)
+                records[mode].append(rec / args.txns)
+            print(f"pair {i + 1}/{args.pairs}: " + "; ".join(
+                f"{m} {res[m][0][-1]:.0f} tps p99 {res[m][1][-1]:.0f} us" for m in modes),
+                flush=True)
     for name, k in (("throughput", 0), ("p99 latency", 1)):
-        off, on = res["off"][k], res["on"][k]
-        med, lo, hi = ratio_ci(off, on)
-        print(f"{name}: off {statistics.median(off):.1f}, on {statistics.median(on):.1f}; "
-              f"on/off {100 * (med - 1):+.1f} % [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]")
-    print(f"recorder: {statistics.median(records):.1f} sched records per transaction")
+        off = res["off"][k]
+        for m in modes[1:]:
+            med, lo, hi = ratio_ci(off, res[m][k])
+            print(f"{name}: off {statistics.median(off):.1f}, {m} {statistics.median(res[m][k]):.1f};"
+                  f" {m}/off {100 * (med - 1):+.1f} % [{100 * (lo - 1):+.1f}, {100 * (hi - 1):+.1f}]")
+    for m in modes[1:]:
+        print(f"recorder ({m}): {statistics.median(records[m]):.1f} sched records per transaction")
     print(f"minidb {' '.join(flags)} --txns {args.txns}, {args.pairs} pairs")
 
 

@@ -51,7 +51,8 @@ def run_recorded(exe, recorder, rounds, out, trace_it):
         other.kill()
         other.wait()
     f = sched_file.read(out)
-    return seconds, sleeps, len(f.records), f.lost, usage.ru_utime + usage.ru_stime
+    wakes = sum(1 for r in f.stored if r.kind == sched_file.WAKE)
+    return seconds, sleeps, len(f.stored), f.lost, usage.ru_utime + usage.ru_stime, wakes
 
 
 def main():
@@ -76,9 +77,9 @@ def main():
     for name, values in rows.items():
         print(f"{name}: median {statistics.median(v[0] for v in values):.3f} s, "
               f"median sleeps {statistics.median(v[1] for v in values):.0f}")
-    for seconds, _, records, lost, cpu in rows["traced"]:
-        print(f"traced: {records} records, {records / 3 / seconds:.0f} wake-ups/s, "
-              f"{lost} lost, recorder CPU {cpu:.3f} s")
+    for seconds, _, records, lost, cpu, wakes in rows["traced"]:
+        print(f"traced: {records} records stored ({records / seconds:.0f}/s), "
+              f"{wakes / seconds:.0f} wake-ups/s, {lost} lost, recorder CPU {cpu:.3f} s")
 
 
 if __name__ == "__main__":

@@ -2,8 +2,11 @@
  * become vprof_sched_record values (runtime/include/vprof/sched_format.h) in a ring buffer that
  * vprof-sched (recorder/src/vprof_sched.c) writes to sched.vpk. libbpf CO-RE, Linux >= 5.18.
  *
- * Cost for a task outside the tree: at most one hash lookup per event (its tgid in `traced`
- * when it blocks or is woken, its tid in `sleeping` when it is switched in). */
+ * Cost for a task outside the tree: one task-storage lookup (a pointer load) when it is
+ * switched in, and one hash lookup (its tgid in `traced`) when it blocks or is woken. A traced
+ * thread that blocks costs one record, its wake-up another, and its return to the CPU a third
+ * only when the task switched out before it was not a traced thread going to sleep (whose
+ * SLEEP then carries VPROF_SCHED_NEXT_RUNS instead). */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -20,15 +23,19 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 #define VPROF_TASK_DEAD 0x80u /* the final switch of an exiting task */
 #define VPROF_PF_EXITING 0x4u /* task->flags: do_exit() has begun */
 #define VPROF_ENOSYS 38
+#define VPROF_EEXIST 17
 #define VPROF_FIRST_EXTERNAL_VECTOR 0x20 /* x86: vectors below are exceptions */
 
-/* Traced processes, traced threads asleep at once. */
+/* Traced processes. */
 #define VPROF_MAX_PROCESSES 16384
-#define VPROF_MAX_SLEEPERS 32768
 
 /* Ring fill level (bytes) from which a record wakes the reader up; below it the reader finds
-   the records on its next poll (every 20 ms) and the writers pay no wake-up. */
-const volatile __u64 wakeup_bytes = 4u << 20;
+   the records on its next poll (every 100 ms) and the writers pay no wake-up. */
+const volatile __u64 wakeup_bytes = 2u << 20;
+
+/* How many processes `traced` holds: the recorder reads it (mmapped .bss) after every poll
+   to end once the tree is gone, without a system call. The loader sets it with the root. */
+__u32 traced_processes = 0;
 
 /* tgids of the traced processes (value unused); the loader seeds the root. */
 struct {
@@ -38,22 +45,37 @@ struct {
   __type(value, __u8);
 } traced SEC(".maps");
 
-/* tids of traced threads that blocked (a SLEEP record was taken) and have not run since. */
+/* Per traced thread (task local storage, created at its first sleep, freed with the task):
+   whether it blocked (a SLEEP was taken) and has not run since. A task without it is not a
+   traced thread that slept, which one pointer load tells at every switch. */
+struct task_state {
+  __u8 sleeping;
+};
 struct {
-  __uint(type, BPF_MAP_TYPE_HASH);
-  __uint(max_entries, VPROF_MAX_SLEEPERS);
-  __type(key, __u32);
-  __type(value, __u8);
-} sleeping SEC(".maps");
+  __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+  __uint(map_flags, BPF_F_NO_PREALLOC);
+  __type(key, int);
+  __type(value, struct task_state);
+} tasks SEC(".maps");
 
-struct {
+/* One ring buffer per CPU (the loader sizes them and fills `rings`): a record is written on
+   its own CPU's ring, without the lock and the cache lines a shared ring makes every CPU
+   pass to each other. Each ring is in time order; readers sort across CPUs. */
+struct ring {
   __uint(type, BPF_MAP_TYPE_RINGBUF);
-  __uint(max_entries, 16u << 20);
-} records SEC(".maps");
+  __uint(max_entries, 1u << 20);
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, 1); /* the loader sets the number of possible CPUs */
+  __type(key, __u32);
+  __array(values, struct ring);
+} rings SEC(".maps");
 
-/* Per-CPU counters: [VPROF_LOST_RECORDS] records that found the ring full (or whose RUN could
-   not be promised because `sleeping` was full), [VPROF_LOST_CHILDREN] processes forked by a
-   traced one that `traced` had no room for. */
+/* Per-CPU counters: [VPROF_LOST_RECORDS] records that found the ring full, counted as the
+   reader expands them (a SLEEP with NEXT_RUNS is two), or RUNs that could not be promised
+   (no memory for the task's state); [VPROF_LOST_CHILDREN] processes forked by a traced one
+   that `traced` had no room for. */
 enum { VPROF_LOST_RECORDS = 0, VPROF_LOST_CHILDREN = 1, VPROF_COUNTERS = 2 };
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -62,10 +84,10 @@ struct {
   __type(value, __u64);
 } lost SEC(".maps");
 
-static __always_inline void count_lost(__u32 which) {
+static __always_inline void count_lost(__u32 which, __u64 how_many) {
   __u64 *n = bpf_map_lookup_elem(&lost, &which);
   if (n)
-    *n += 1;
+    *n += how_many;
 }
 
 static __always_inline bool is_traced(__u32 tgid) {
@@ -124,13 +146,13 @@ static __always_inline __s64 blocked_syscall(struct task_struct *t) {
 /* Appends one record about `task`; a full ring counts it as lost. */
 static __always_inline void emit(__u8 kind, __u8 flags, __u32 tid, __u32 pid, __u32 other,
                                  __u32 other_pid, __u32 arg) {
-  vprof_sched_record *r = bpf_ringbuf_reserve(&records, sizeof(*r), 0);
+  __u32 cpu = bpf_get_smp_processor_id();
+  void *ring = bpf_map_lookup_elem(&rings, &cpu);
+  vprof_sched_record *r = ring ? bpf_ringbuf_reserve(ring, sizeof(*r), 0) : NULL;
   if (!r) {
-    count_lost(VPROF_LOST_RECORDS);
+    count_lost(VPROF_LOST_RECORDS, flags & VPROF_SCHED_NEXT_RUNS ? 2 : 1);
     return;
   }
-  /* Taken after the reservation, so the ring's order (serialised by its lock) is close to
-     time order across CPUs. */
   r->time_ns = bpf_ktime_get_ns();
   r->tid = tid;
   r->pid = pid;
@@ -138,43 +160,53 @@ static __always_inline void emit(__u8 kind, __u8 flags, __u32 tid, __u32 pid, __
   r->other_pid = other_pid;
   r->kind = kind;
   r->flags = flags;
-  r->cpu = (__u16)bpf_get_smp_processor_id();
+  r->cpu = (__u16)cpu;
   r->arg = arg;
-  __u64 wake = bpf_ringbuf_query(&records, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
-                                                                              : BPF_RB_NO_WAKEUP;
+  __u64 wake = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
+                                                                          : BPF_RB_NO_WAKEUP;
   bpf_ringbuf_submit(r, wake);
 }
 
 /* prev_state is the state the scheduler acted on (Linux >= 5.18); prev->__state may already
-   have been set back to running by a concurrent waker. */
+   have been set back to running by a concurrent waker. One record at most per switch: the
+   SLEEP of a traced `prev` also stands for the RUN of a traced `next` that slept
+   (VPROF_SCHED_NEXT_RUNS), which the readers expand into a RUN record. */
 SEC("tp_btf/sched_switch")
 int BPF_PROG(vprof_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
              unsigned int prev_state) {
-  __u32 next_tid = next->pid;
-  if (next_tid != 0 && bpf_map_lookup_elem(&sleeping, &next_tid)) {
-    bpf_map_delete_elem(&sleeping, &next_tid);
-    emit(VPROF_SCHED_RUN, 0, next_tid, next->tgid, prev->pid, prev->tgid, 0);
-  }
+  struct task_state *ns = bpf_task_storage_get(&tasks, next, NULL, 0);
+  bool next_runs = ns && ns->sleeping;
+  if (next_runs)
+    ns->sleeping = 0;
   /* A preempted task stays runnable whatever its state says. An exiting task (its last
      switch, or waits while it closes its files) is done: no record follows its EXIT. */
-  if (preempt || prev_state == VPROF_TASK_RUNNING || (prev_state & VPROF_TASK_DEAD))
-    return 0;
-  __u32 tgid = prev->tgid;
-  if (!is_traced(tgid) || (prev->flags & VPROF_PF_EXITING))
-    return 0;
-  __u32 tid = prev->pid;
-  __u8 one = 1;
-  if (bpf_map_update_elem(&sleeping, &tid, &one, BPF_ANY) != 0)
-    count_lost(VPROF_LOST_RECORDS); /* its RUN will be missing */
-  emit(VPROF_SCHED_SLEEP, 0, tid, tgid, next->pid, next->tgid,
-       vprof_sched_sleep_arg(blocked_syscall(prev), prev_state));
+  bool prev_sleeps = false;
+  if (!preempt && prev_state != VPROF_TASK_RUNNING && !(prev_state & VPROF_TASK_DEAD) &&
+      !(prev->flags & VPROF_PF_EXITING)) {
+    struct task_state *ps = bpf_task_storage_get(&tasks, prev, NULL, 0);
+    prev_sleeps = ps != NULL;
+    if (!ps && is_traced(prev->tgid)) { /* a traced thread's first sleep */
+      prev_sleeps = true;
+      ps = bpf_task_storage_get(&tasks, prev, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+      if (!ps)
+        count_lost(VPROF_LOST_RECORDS, 1); /* no memory for its state: its RUN will be missing */
+    }
+    if (ps)
+      ps->sleeping = 1;
+  }
+  if (prev_sleeps)
+    emit(VPROF_SCHED_SLEEP, next_runs ? VPROF_SCHED_NEXT_RUNS : 0, prev->pid, prev->tgid, next->pid,
+         next->tgid, vprof_sched_sleep_arg(blocked_syscall(prev), prev_state));
+  else if (next_runs)
+    emit(VPROF_SCHED_RUN, 0, next->pid, next->tgid, prev->pid, prev->tgid, 0);
   return 0;
 }
 
 SEC("tp_btf/sched_waking")
 int BPF_PROG(vprof_sched_waking, struct task_struct *p) {
   __u32 tgid = p->tgid;
-  if (!is_traced(tgid) || (p->flags & VPROF_PF_EXITING))
+  if ((!bpf_task_storage_get(&tasks, p, NULL, 0) && !is_traced(tgid)) ||
+      (p->flags & VPROF_PF_EXITING))
     return 0;
   __u64 waker = bpf_get_current_pid_tgid();
   emit(VPROF_SCHED_WAKE, in_interrupt_context() ? VPROF_SCHED_WAKER_IRQ : 0, p->pid, tgid,
@@ -190,8 +222,11 @@ int BPF_PROG(vprof_sched_fork, struct task_struct *parent, struct task_struct *c
   if (tgid == parent->tgid || !is_traced(parent->tgid))
     return 0;
   __u8 one = 1;
-  if (bpf_map_update_elem(&traced, &tgid, &one, BPF_ANY) != 0)
-    count_lost(VPROF_LOST_CHILDREN);
+  long err = bpf_map_update_elem(&traced, &tgid, &one, BPF_NOEXIST);
+  if (err == 0)
+    __sync_fetch_and_add(&traced_processes, 1);
+  else if (err != -VPROF_EEXIST)
+    count_lost(VPROF_LOST_CHILDREN, 1);
   return 0;
 }
 
@@ -202,10 +237,8 @@ int BPF_PROG(vprof_sched_exit, struct task_struct *p) {
   __u32 tgid = p->tgid;
   if (!is_traced(tgid))
     return 0;
-  __u32 tid = p->pid;
-  bpf_map_delete_elem(&sleeping, &tid);
-  emit(VPROF_SCHED_EXIT, 0, tid, tgid, 0, 0, 0);
-  if (BPF_CORE_READ(p, signal, live.counter) == 0)
-    bpf_map_delete_elem(&traced, &tgid);
+  emit(VPROF_SCHED_EXIT, 0, p->pid, tgid, 0, 0, 0); /* its state goes with the task */
+  if (BPF_CORE_READ(p, signal, live.counter) == 0 && bpf_map_delete_elem(&traced, &tgid) == 0)
+    __sync_fetch_and_sub(&traced_processes, 1);
   return 0;
 }

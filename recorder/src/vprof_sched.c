@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -34,7 +35,8 @@ enum {
 
 #define RING_MB_DEFAULT 16u
 #define RING_MB_MAX 1024u
-#define POLL_MS 20            /* ring poll timeout: the latency of a quiet ring's records */
+#define RING_MIN_BYTES (256u << 10) /* the smallest per-CPU ring */
+#define POLL_MS 100 /* ring poll timeout: the latency of a quiet ring's records, and of the end */
 #define FLUSH_NS 200000000ull /* a partly filled batch reaches the file within 200 ms */
 #define BATCH_RECORDS 32768u  /* 1 MiB of records per write() */
 /* the initial pid namespace's inode number (include/linux/proc_ns.h) */
@@ -107,8 +109,9 @@ static void usage(FILE *to) {
         "  --out FILE      the file written, sched.vpk in the trace directory: a 128-byte header\n"
         "                  and 32-byte records (docs/trace-format.md, \"Kernel wake-ups\")\n"
         "  --ready-fd FD   write one byte to FD and close it once recording has begun\n"
-        "  --ring-mb N     kernel ring buffer size in MiB (default 16, rounded up to a power\n"
-        "                  of two); records that find it full are counted as lost\n"
+        "  --ring-mb N     kernel ring buffers' size in MiB (default 16, rounded up to a power\n"
+        "                  of two, split into one ring per CPU); records that find their\n"
+        "                  CPU's ring full are counted as lost\n"
         "  --quiet         no summary line on exit\n"
         "  --verbose       print libbpf's messages (load and verifier logs)\n"
         "  --check         exit 0 if recording works here, else 3 with the reason and the fix\n"
@@ -281,24 +284,86 @@ static int check_environment(void) {
   return EXIT_OK;
 }
 
+/* The per-CPU ring buffers (the programs' `rings`): one per possible CPU, of equal size. */
+struct rings {
+  int count;
+  uint32_t bytes; /* each */
+  int *fd;
+};
+static struct rings rings = {0, 0, NULL};
+
+static void close_rings(void) {
+  for (int i = 0; i < rings.count; i++)
+    if (rings.fd[i] >= 0)
+      close(rings.fd[i]);
+  free(rings.fd);
+  rings = (struct rings){0, 0, NULL};
+}
+
+/* Creates the rings: `ring_mb` MiB in all (rounded up to a power of two), split over the CPUs,
+   each a power of two of at least RING_MIN_BYTES (on many CPUs the rings hold more in all:
+   one CPU's burst must not find a tiny ring full). */
+static int create_rings(struct vprof_sched_bpf *skel, unsigned ring_mb) {
+  uint32_t total = 1u << 20;
+  while (total < ring_mb * (1u << 20))
+    total <<= 1;
+  int cpus = libbpf_num_possible_cpus();
+  if (cpus <= 0)
+    return -EINVAL;
+  uint32_t each = total;
+  while (each > RING_MIN_BYTES && (uint64_t)each * (uint64_t)cpus > total)
+    each >>= 1;
+  rings = (struct rings){cpus, each, calloc((size_t)cpus, sizeof(int))};
+  if (!rings.fd)
+    return -ENOMEM;
+  for (int i = 0; i < cpus; i++)
+    rings.fd[i] = -1;
+  for (int i = 0; i < cpus; i++) {
+    rings.fd[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "vprof_ring", 0, 0, each, NULL);
+    if (rings.fd[i] < 0)
+      return -errno;
+  }
+  bpf_map__set_max_entries(skel->maps.rings, (uint32_t)cpus);
+  /* the first ring is the template of the inner maps (setting the template's size in place
+     crashes libbpf 1.1) */
+  int err = bpf_map__set_inner_map_fd(skel->maps.rings, rings.fd[0]);
+  skel->rodata->wakeup_bytes = each / 4;
+  return err;
+}
+
+/* Puts the rings in the programs' `rings` (after the load). */
+static int fill_rings(struct vprof_sched_bpf *skel) {
+  int outer = bpf_map__fd(skel->maps.rings);
+  for (int i = 0; i < rings.count; i++) {
+    uint32_t cpu = (uint32_t)i;
+    if (bpf_map_update_elem(outer, &cpu, &rings.fd[i], BPF_ANY) != 0)
+      return -errno;
+  }
+  return 0;
+}
+
 /* Opens, sizes and loads the programs, puts `root_pid` (if not 0) in the traced set, and
    attaches them; on failure prints why (EXIT_CANNOT). */
 static int load_programs(struct vprof_sched_bpf **out, unsigned ring_mb, long root_pid) {
-  uint32_t ring_bytes = 1u << 20;
-  while (ring_bytes < ring_mb * (1u << 20))
-    ring_bytes <<= 1;
   struct vprof_sched_bpf *skel = vprof_sched_bpf__open();
   if (!skel)
     return cannot_record("cannot open the BPF object: %s", strerror(errno));
-  bpf_map__set_max_entries(skel->maps.records, ring_bytes);
-  skel->rodata->wakeup_bytes = ring_bytes / 4;
-  int err = vprof_sched_bpf__load(skel);
-  const char *step = "load the BPF programs";
+  int err = create_rings(skel, ring_mb);
+  const char *step = "create the ring buffers";
+  if (err == 0) {
+    err = vprof_sched_bpf__load(skel);
+    step = "load the BPF programs";
+  }
+  if (err == 0) {
+    err = fill_rings(skel);
+    step = "fill the ring buffer table";
+  }
   if (err == 0 && root_pid > 0) {
     uint32_t root = (uint32_t)root_pid;
     uint8_t one = 1;
     err = bpf_map_update_elem(bpf_map__fd(skel->maps.traced), &root, &one, BPF_ANY);
     err = err ? -errno : 0;
+    skel->bss->traced_processes = 1;
     step = "seed the traced set";
   }
   if (err == 0) {
@@ -308,6 +373,7 @@ static int load_programs(struct vprof_sched_bpf **out, unsigned ring_mb, long ro
   if (err != 0) {
     int e = err < 0 ? -err : err;
     vprof_sched_bpf__destroy(skel);
+    close_rings();
     if (e == EPERM || e == EACCES)
       return cannot_record("%s", no_privilege);
     return cannot_record("cannot %s: %s%s%s%s; `vprof-sched --check --verbose` shows the "
@@ -391,9 +457,25 @@ static int on_record(void *ctx, void *data, size_t size) {
 
 /* ---- recording ---- */
 
-static bool tree_is_empty(int traced_fd) {
+/* The programs' count of traced processes says when to look; the map itself (a scan of its
+   buckets, tens of microseconds) confirms. */
+static bool tree_is_empty(const struct vprof_sched_bpf *skel, int traced_fd) {
+  if (__atomic_load_n(&skel->bss->traced_processes, __ATOMIC_RELAXED) != 0)
+    return false;
   uint32_t key;
   return bpf_map_get_next_key(traced_fd, NULL, &key) != 0 && errno == ENOENT;
+}
+
+/* The recorder competes for the CPUs with the workload it records: as SCHED_BATCH its
+   wake-ups (every poll) never preempt a running thread, and it keeps its fair share, so a
+   busy machine does not starve it into losing records (SCHED_IDLE would). */
+static void yield_to_the_workload(void) {
+  struct sched_param none = {.sched_priority = 0};
+  if (sched_setscheduler(0, SCHED_BATCH, &none) != 0)
+    fprintf(stderr,
+            "vprof-sched: cannot become SCHED_BATCH (%s): its polls may preempt the "
+            "workload\n",
+            strerror(errno));
 }
 
 /* The root exited before the programs were attached (no exit event will come): true when none
@@ -455,13 +537,14 @@ static int signal_ready(int fd) {
 }
 
 /* Polls the ring until a stop signal or until the tree has no process left. */
-static void record_until_done(struct recording *rec, struct ring_buffer *ring, int traced_fd) {
+static void record_until_done(struct recording *rec, struct ring_buffer *ring,
+                              const struct vprof_sched_bpf *skel, int traced_fd) {
   while (!stop_requested && rec->io_errno == 0) {
     ring_buffer__poll(ring, POLL_MS); /* wakes early only when the ring is a quarter full */
     ring_buffer__consume(ring);
     if (monotonic_ns() - rec->last_flush_ns >= FLUSH_NS)
       flush_batch(rec);
-    if (tree_is_empty(traced_fd))
+    if (tree_is_empty(skel, traced_fd))
       break;
   }
 }
@@ -488,18 +571,27 @@ static int record(const struct options *o) {
   if (process_gone(o->root_pid)) {
     fprintf(stderr, "vprof-sched: process %ld exited before recording began\n", o->root_pid);
     bpf_map_delete_elem(traced_fd, &root);
+    skel->bss->traced_processes = 0;
   }
   rec.header.start_ns = monotonic_ns();
   rec.last_flush_ns = rec.header.start_ns;
   status = write_header(&rec);
-  struct ring_buffer *ring =
-      ring_buffer__new(bpf_map__fd(skel->maps.records), on_record, &rec, NULL);
+  struct ring_buffer *ring = ring_buffer__new(rings.fd[0], on_record, &rec, NULL);
+  for (int i = 1; ring && i < rings.count; i++)
+    if (ring_buffer__add(ring, rings.fd[i], on_record, &rec) != 0) {
+      int e = errno;
+      ring_buffer__free(ring);
+      ring = NULL;
+      errno = e;
+    }
   if (!ring && status == EXIT_OK)
     status = io_error("ring buffer", "cannot map", errno);
-  if (status == EXIT_OK)
+  if (status == EXIT_OK) {
+    yield_to_the_workload();
     status = signal_ready(o->ready_fd);
+  }
   if (status == EXIT_OK)
-    record_until_done(&rec, ring, traced_fd);
+    record_until_done(&rec, ring, skel, traced_fd);
   /* detach first, so what is left in the ring is all there will be; a program already
      running on another CPU when it was detached commits within microseconds */
   vprof_sched_bpf__detach(skel);
@@ -518,6 +610,7 @@ static int record(const struct options *o) {
   rec.header.end_ns = monotonic_ns();
   rec.header.flags = VPROF_SCHED_CLOSED;
   vprof_sched_bpf__destroy(skel);
+  close_rings();
   if (rec.io_errno != 0)
     status = io_error(rec.path, "cannot write the records", rec.io_errno);
   else if (write_header(&rec) != EXIT_OK)
@@ -543,6 +636,7 @@ static int check(const struct options *o) {
   if (status != EXIT_OK)
     return status;
   vprof_sched_bpf__destroy(skel);
+  close_rings();
   if (!o->quiet)
     fprintf(stderr, "vprof-sched: recording works here\n");
   return EXIT_OK;

@@ -21,6 +21,19 @@ public:
                       std::int64_t syscall) {
     return add(ns, tid, pid, VPROF_SCHED_SLEEP, 0, 0, 0, vprof_sched_sleep_arg(syscall, 1));
   }
+  // tid blocked as above, and the switch gave the CPU to next_tid, a traced thread that had
+  // slept: the record also stands for its RUN (VPROF_SCHED_NEXT_RUNS, version 2)
+  SchedBuilder &sleep_next_runs(std::uint64_t ns, std::uint32_t tid, std::uint32_t pid,
+                                std::int64_t syscall, std::uint32_t next_tid,
+                                std::uint32_t next_pid) {
+    return add(ns, tid, pid, VPROF_SCHED_SLEEP, next_tid, next_pid, VPROF_SCHED_NEXT_RUNS,
+               vprof_sched_sleep_arg(syscall, 1));
+  }
+  // the header's version (default VPROF_SCHED_VERSION)
+  SchedBuilder &version(std::uint32_t v) {
+    version_ = v;
+    return *this;
+  }
   // tid woken by waker (0: the idle task) of process waker_pid
   SchedBuilder &wake(std::uint64_t ns, std::uint32_t tid, std::uint32_t pid, std::uint32_t waker,
                      std::uint32_t waker_pid, bool irq = false) {
@@ -49,7 +62,7 @@ public:
     vprof_sched_header h;
     std::memset(&h, 0, sizeof h);
     std::memcpy(h.magic, VPROF_SCHED_MAGIC, VPROF_SCHED_MAGIC_SIZE);
-    h.version = VPROF_SCHED_VERSION;
+    h.version = version_;
     h.header_size = VPROF_SCHED_HEADER_SIZE;
     h.record_size = VPROF_SCHED_RECORD_SIZE;
     h.root_pid = 1;
@@ -93,6 +106,7 @@ private:
   }
   std::vector<vprof_sched_record> recs_;
   std::uint64_t lost_ = 0;
+  std::uint32_t version_ = VPROF_SCHED_VERSION;
 };
 
 } // namespace vprof::testing

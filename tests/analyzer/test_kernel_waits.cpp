@@ -111,6 +111,48 @@ TEST(KernelWaits, FutexHandoffFollowsTheWaker) {
   EXPECT_EQ(sum(self_times(eo, 0)), 100);
 }
 
+// The recorder's one-record switch: the SLEEP of thread 3 (of the tree, no stream) carries
+// T1's RUN at 70; the reader expands it and the analysis is the one above. A version 1 file
+// with the separate RUN reads the same.
+TEST(KernelWaits, SleepCarryingTheNextThreadsRunEndsItsWait) {
+  const Times want{{"/", 20},
+                   {"/s1", 10},
+                   {"/s1/wait:futex/wait:wakeup", 10},
+                   {"/s1/wait:futex/s5", 35},
+                   {"/s1/wait:futex/s5/s6", 25}};
+  auto dir = fresh_dir("next-runs");
+  waiter_and_worker().write(dir);
+  SchedBuilder()
+      .sleep(20, 1, 1, SYS_futex)
+      .wake(60, 1, 1, 2, 1)
+      .sleep_next_runs(70, 3, 1, SYS_read, 1, 1)
+      .write(dir);
+  auto sf = vprof::trace::read_sched(dir / VPROF_SCHED_FILE_NAME);
+  EXPECT_EQ(sf.info.records, 3u);
+  ASSERT_EQ(sf.records.size(), 4u);
+  const vprof_sched_record &expanded = sf.records[2], &sleep = sf.records[3];
+  EXPECT_EQ(expanded.kind, VPROF_SCHED_RUN);
+  EXPECT_EQ(expanded.time_ns, 70u);
+  EXPECT_EQ(expanded.tid, 1u);
+  EXPECT_EQ(expanded.pid, 1u);
+  EXPECT_EQ(expanded.other, 3u);
+  EXPECT_EQ(expanded.other_pid, 1u);
+  EXPECT_EQ(sleep.kind, VPROF_SCHED_SLEEP);
+  EXPECT_EQ(sleep.tid, 3u);
+  EXPECT_EQ(vprof_sched_syscall(&sleep), SYS_read);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.kernel_waits, 1u);
+  EXPECT_EQ(eo.kernel_edges, 1u);
+  EXPECT_EQ(self_times(eo, 0), want);
+
+  auto v1 = fresh_dir("version-1");
+  waiter_and_worker().write(v1);
+  SchedBuilder().version(1).sleep(20, 1, 1, SYS_futex).wake(60, 1, 1, 2, 1).run(70, 1, 1).write(v1);
+  auto eo1 = run(v1);
+  EXPECT_EQ(eo1.kernel_edges, 1u);
+  EXPECT_EQ(self_times(eo1, 0), want);
+}
+
 TEST(KernelWaits, WithoutTheFileTheWaitingFunctionTakesTheBlame) {
   auto dir = fresh_dir("nofile");
   waiter_and_worker().write(dir);
@@ -472,6 +514,17 @@ TEST(KernelWaits, CorruptFileIsAnErrorNamingIt) {
   } catch (const vprof::trace::TraceError &e) {
     EXPECT_EQ(e.offset(), VPROF_SCHED_HEADER_SIZE + 2 * VPROF_SCHED_RECORD_SIZE + 24);
     EXPECT_NE(e.problem().find("unknown kind 9"), std::string::npos) << e.what();
+  }
+  r.kind = VPROF_SCHED_WAKE;
+  r.flags = VPROF_SCHED_NEXT_RUNS;
+  r.other = 2;
+  SchedBuilder(s).raw(r).write(dir);
+  try {
+    vprof::trace::Trace::open(dir);
+    ADD_FAILURE() << "NEXT_RUNS on a WAKE: no error";
+  } catch (const vprof::trace::TraceError &e) {
+    EXPECT_EQ(e.offset(), VPROF_SCHED_HEADER_SIZE + 2 * VPROF_SCHED_RECORD_SIZE + 25);
+    EXPECT_NE(e.problem().find("NEXT_RUNS"), std::string::npos) << e.what();
   }
 }
 

@@ -1,5 +1,7 @@
 """A small reader of sched.vpk (runtime/include/vprof/sched_format.h) for the recorder's tests:
-the header, then every whole record; a file left by a killed recorder reads too."""
+the header, then every whole record; a file left by a killed recorder reads too. A SLEEP with
+NEXT_RUNS (version 2) stands for two events; `records` has them expanded (the RUN of the
+thread switched in, then the SLEEP), `stored` the records as the file holds them."""
 import dataclasses
 import struct
 
@@ -12,6 +14,8 @@ CLOSED = 1
 SLEEP, WAKE, RUN, EXIT = 1, 2, 3, 4
 KIND_NAMES = {SLEEP: "SLEEP", WAKE: "WAKE", RUN: "RUN", EXIT: "EXIT"}
 WAKER_IRQ = 1
+NEXT_RUNS = 2  # SLEEP: `other` is a traced thread that slept; the record is also its RUN
+VERSIONS = (1, 2)
 NO_SYSCALL = 0xFFFF
 
 
@@ -52,7 +56,8 @@ class SchedFile:
     end_ns: int
     records_in_header: int
     lost: int
-    records: list
+    records: list  # NEXT_RUNS expanded
+    stored: list  # as in the file
     trailing_bytes: int  # bytes after the last whole record (a killed recorder's torn write)
 
     @property
@@ -72,9 +77,23 @@ def read(path) -> SchedFile:
     if header_size != HEADER.size or record_size != RECORD.size:
         raise ValueError(f"{path}: header {header_size} / record {record_size} bytes, "
                          f"this reader knows 128 / 32")
+    if version not in VERSIONS:
+        raise ValueError(f"{path}: unsupported version {version} (this reader knows "
+                         f"{', '.join(map(str, VERSIONS))})")
     body = len(data) - header_size
     whole = body // record_size
     recs = [Record(*RECORD.unpack_from(data, header_size + i * record_size))
             for i in range(whole)]
-    return SchedFile(version, flags, root_pid, start_ns, end_ns, records, lost, recs,
-                     body - whole * record_size)
+    return SchedFile(version, flags, root_pid, start_ns, end_ns, records, lost, expand(recs),
+                     recs, body - whole * record_size)
+
+
+def expand(stored) -> list:
+    """The records with each SLEEP that carries NEXT_RUNS split into the RUN of the thread it
+    names as `other` (ran after `tid`, at the same time and CPU) followed by the SLEEP."""
+    out = []
+    for r in stored:
+        if r.kind == SLEEP and r.flags & NEXT_RUNS:
+            out.append(Record(r.time_ns, r.other, r.other_pid, r.tid, r.pid, RUN, 0, r.cpu, 0))
+        out.append(r)
+    return out

@@ -21,6 +21,32 @@ std::string num(std::uint64_t v) { return std::to_string(v); }
 
 } // namespace
 
+void expand_next_runs(std::vector<vprof_sched_record> &records) {
+  const auto merged = static_cast<std::size_t>(
+      std::count_if(records.begin(), records.end(), [](const vprof_sched_record &r) {
+        return r.kind == VPROF_SCHED_SLEEP && (r.flags & VPROF_SCHED_NEXT_RUNS);
+      }));
+  if (merged == 0)
+    return;
+  std::vector<vprof_sched_record> out;
+  out.reserve(records.size() + merged);
+  for (const vprof_sched_record &r : records) {
+    if (r.kind == VPROF_SCHED_SLEEP && (r.flags & VPROF_SCHED_NEXT_RUNS)) {
+      vprof_sched_record run{};
+      run.time_ns = r.time_ns;
+      run.tid = r.other;
+      run.pid = r.other_pid;
+      run.other = r.tid;
+      run.other_pid = r.pid;
+      run.kind = VPROF_SCHED_RUN;
+      run.cpu = r.cpu;
+      out.push_back(run);
+    }
+    out.push_back(r);
+  }
+  records = std::move(out);
+}
+
 SchedFile read_sched(const std::filesystem::path &file) {
   SchedFile out;
   out.info.file = file;
@@ -43,10 +69,10 @@ SchedFile read_sched(const std::filesystem::path &file) {
     throw TraceError(file, 0, "cannot read the header");
   if (std::memcmp(h.magic, VPROF_SCHED_MAGIC, VPROF_SCHED_MAGIC_SIZE) != 0)
     throw TraceError(file, 0, "bad magic (not a vprof kernel wake-up file)");
-  if (h.version != VPROF_SCHED_VERSION)
+  if (h.version < VPROF_SCHED_MIN_VERSION || h.version > VPROF_SCHED_VERSION)
     throw TraceError(file, 8,
                      "unsupported version " + num(h.version) + " (this reader knows " +
-                         num(VPROF_SCHED_VERSION) + ")");
+                         num(VPROF_SCHED_MIN_VERSION) + " to " + num(VPROF_SCHED_VERSION) + ")");
   if (h.header_size != VPROF_SCHED_HEADER_SIZE)
     throw TraceError(file, 12,
                      "header_size " + num(h.header_size) + ", expected " +
@@ -98,8 +124,12 @@ SchedFile read_sched(const std::filesystem::path &file) {
     }
     if (r.kind < VPROF_SCHED_SLEEP || r.kind > VPROF_SCHED_EXIT)
       throw TraceError(file, off + 24, "record with unknown kind " + num(r.kind));
+    if ((r.flags & VPROF_SCHED_NEXT_RUNS) && (r.kind != VPROF_SCHED_SLEEP || r.other == 0))
+      throw TraceError(file, off + 25,
+                       "NEXT_RUNS on a record that is not a SLEEP naming the thread switched in");
   }
   si.records = out.records.size();
+  expand_next_runs(out.records);
   return out;
 }
 

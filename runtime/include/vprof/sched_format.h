@@ -13,7 +13,8 @@
  *
  *   offset 0    vprof_sched_header (128 bytes)
  *   offset 128  vprof_sched_record[records], in the order the recorder received them
- *               (per CPU in time order; across CPUs nearly so: readers sort by time)
+ *               (per CPU in time order; across CPUs interleaved by batch, one ring
+ *               buffer per CPU since version 2: readers sort by time)
  *
  * The recorder writes the header first with records = 0 and flags = 0, appends records,
  * and at its end rewrites the header with the final counts and VPROF_SCHED_CLOSED. A
@@ -34,7 +35,8 @@ extern "C" {
 
 #define VPROF_SCHED_MAGIC "VPROFSCH" /* 8 bytes, no terminator stored */
 #define VPROF_SCHED_MAGIC_SIZE 8
-#define VPROF_SCHED_VERSION 1u
+#define VPROF_SCHED_VERSION 2u     /* what the recorder writes */
+#define VPROF_SCHED_MIN_VERSION 1u /* the oldest that readers read (no NEXT_RUNS) */
 #define VPROF_SCHED_HEADER_SIZE 128u
 #define VPROF_SCHED_RECORD_SIZE 32u
 #define VPROF_SCHED_FILE_NAME "sched.vpk"
@@ -47,7 +49,7 @@ extern "C" {
  *
  *   off size field
  *     0    8 magic           "VPROFSCH"
- *     8    4 version         VPROF_SCHED_VERSION
+ *     8    4 version         VPROF_SCHED_VERSION (2; 1 has no NEXT_RUNS records)
  *    12    4 header_size     128
  *    16    4 record_size     32
  *    20    4 flags           VPROF_SCHED_* bits
@@ -57,8 +59,9 @@ extern "C" {
  *    32    8 start_ns        CLOCK_MONOTONIC when recording began
  *    40    8 end_ns          CLOCK_MONOTONIC when it ended (0 while running)
  *    48    8 records         records in the file (final when CLOSED)
- *    56    8 lost            records the kernel could not hand over (ring buffer full):
- *                            the waits they belonged to have no kernel waker
+ *    56    8 lost            records the kernel could not hand over (ring buffer full),
+ *                            counted as readers expand them (a lost SLEEP with NEXT_RUNS is
+ *                            two): the waits they belonged to have no kernel waker
  *    64   64 reserved        zero
  */
 typedef struct vprof_sched_header {
@@ -87,7 +90,9 @@ enum vprof_sched_kind {
      an interrupt on an idle CPU), other_pid = the waker's process id; flags may hold
      VPROF_SCHED_WAKER_IRQ */
   VPROF_SCHED_WAKE = 2,
-  /* tid ran again after a SLEEP: the wait ends. other = the tid that ran before it */
+  /* tid ran again after a SLEEP: the wait ends. other = the tid that ran before it. Not
+     written when the task before it was a traced thread going to sleep: that SLEEP carries
+     VPROF_SCHED_NEXT_RUNS instead */
   VPROF_SCHED_RUN = 3,
   /* tid (a process's last thread or any thread) exited: later records of the same tid
      are another task's (tids are reused) */
@@ -95,7 +100,11 @@ enum vprof_sched_kind {
 };
 
 /* record flags */
-#define VPROF_SCHED_WAKER_IRQ (1u << 0) /* the wake-up ran in interrupt context */
+#define VPROF_SCHED_WAKER_IRQ (1u << 0) /* WAKE: the wake-up ran in interrupt context */
+/* SLEEP (version 2): `other` is a traced thread that had slept and runs now; the record also
+   stands for its RUN (tid = other, pid = other_pid, other = this tid, other_pid = this pid, same
+   time and CPU), which readers expand it into, before the SLEEP. Version 1 files never set it. */
+#define VPROF_SCHED_NEXT_RUNS (1u << 1)
 
 /*
  * Record, 32 bytes.
@@ -107,7 +116,7 @@ enum vprof_sched_kind {
  *    16    4 other      kind-specific tid (see enum vprof_sched_kind)
  *    20    4 other_pid  other's process id (0 if unknown)
  *    24    1 kind       enum vprof_sched_kind
- *    25    1 flags      VPROF_SCHED_WAKER_IRQ
+ *    25    1 flags      VPROF_SCHED_WAKER_IRQ (WAKE), VPROF_SCHED_NEXT_RUNS (SLEEP)
  *    26    2 cpu        the CPU the record was taken on
  *    28    4 arg        SLEEP: (syscall & 0xffff) | (state & 0xffff) << 16, syscall
  *                       0xffff meaning none; otherwise zero

@@ -48,10 +48,15 @@ struct KernelEvent {
 // and `warning` says so, naming the file.
 struct SchedFile {
   SchedInfo info;
-  std::vector<vprof_sched_record> records;
-  std::string warning; // empty: none
+  std::vector<vprof_sched_record> records; // NEXT_RUNS expanded (below)
+  std::string warning;                     // empty: none
 };
 SchedFile read_sched(const std::filesystem::path &file);
+
+// Puts before each SLEEP with VPROF_SCHED_NEXT_RUNS the RUN it stands for (the thread it names
+// as `other`, switched in at the same time on the same CPU, after the sleeper), so that readers
+// see every sleep's RUN whichever form the recorder wrote. The SLEEP keeps its flag.
+void expand_next_runs(std::vector<vprof_sched_record> &records);
 
 // The wait kind a kernel sleep in system call `nr` (x86-64 numbers; -1: none) stands for:
 // "futex", "poll", "read", "write", "io", "sleep", "child" or "kernel" (anything else).
