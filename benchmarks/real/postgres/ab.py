@@ -2,12 +2,16 @@
 """A/B overhead of vprof's final plan on PostgreSQL: the plain build against the vprof tree
 as the loop left it (its last build is the final plan's), pgbench runs alternating, tps and
 mean latency per run; prints the ratio with a 95 % interval (t over the paired runs).
-    ab.py [--pairs 5] [--txns 2000] [--iteration N ...]
+    ab.py [--pairs 5] [--txns 2000] [--iteration N ...] [--kernel-wakeups-ab]
 Run after run.sh. The vprof build traces into a temporary directory, removed after each run.
 --iteration N: the plan of iteration N instead (`vprof build --iteration N` first; the newest
-plan is built again at the end), several to compare every exploration plan."""
+plan is built again at the end), several to compare every exploration plan.
+--kernel-wakeups-ab: what the kernel wake-up recorder costs instead: the final plan's build,
+traced, under `vprof run --kernel-wakeups on` against `off`, alternating (needs root or
+CAP_BPF + CAP_PERFMON; prints the recorder's records per transaction and its lost records)."""
 import argparse
 import os
+import struct
 import pathlib
 import re
 import shutil
@@ -54,10 +58,51 @@ def run(install: pathlib.Path, txns: int, traced: bool) -> tuple[float, float]:
     return tps, lat
 
 
+def vprof_exe() -> pathlib.Path:
+    return pathlib.Path(os.environ.get("VPROF_BUILD_DIR", REPO / "build")) / "driver" / "vprof"
+
+
+def sched_counts(path: pathlib.Path) -> tuple[int, int]:
+    """(records, lost) from a closed sched.vpk's header (runtime/include/vprof/sched_format.h:
+    records at byte 48, lost at 56)."""
+    with open(path, "rb") as f:
+        head = f.read(64)
+    if len(head) < 64 or head[:8] != b"VPROFSCH":
+        sys.exit(f"ab.py: {path}: not a sched.vpk file")
+    return struct.unpack_from("<QQ", head, 48)
+
+
+def run_kernel(install: pathlib.Path, txns: int, mode: str) -> tuple[float, float, int, int]:
+    """One pgbench run of the vprof build under `vprof run --kernel-wakeups MODE` (traced, into
+    a temporary directory): (tps, mean latency ms, sched records, lost)."""
+    env = dict(os.environ)
+    env["PG_CLIENT_BIN"] = str(CACHE / "plain" / "install" / "bin")
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="vprof-ab-kw-"))
+    try:
+        trace = tmp / "trace"
+        cmd = [str(vprof_exe()), "-C", str(CACHE / "project"), "run", "--kernel-wakeups", mode,
+               "--trace-dir", str(trace), "--", str(HERE / "workload.sh"), str(install),
+               str(txns)]
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if r.returncode != 0:
+            sys.exit(f"ab.py: {' '.join(cmd)} failed ({r.returncode}):\n"
+                     f"{r.stdout[-1500:]}{r.stderr[-1500:]}")
+        tps = float(re.search(r"tps = ([\d.]+)", r.stdout).group(1))
+        lat = float(re.search(r"latency average = ([\d.]+) ms", r.stdout).group(1))
+        records, lost = 0, 0
+        if mode == "on":
+            sched = trace / "sched.vpk"
+            if not sched.exists():
+                sys.exit(f"ab.py: kernel_wakeups = on wrote no {sched}:\n{r.stderr[-1500:]}")
+            records, lost = sched_counts(sched)
+        return tps, lat, records, lost
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
 def vprof_build(iteration=None) -> None:
     """Builds the vprof tree with a plan of the loop's workspace and installs it."""
-    vprof = pathlib.Path(os.environ.get("VPROF_BUILD_DIR", REPO / "build")) / "driver" / "vprof"
-    args = [str(vprof), "-C", str(CACHE / "project"), "build"]
+    args = [str(vprof_exe()), "-C", str(CACHE / "project"), "build"]
     if iteration is not None:
         args += ["--iteration", str(iteration)]
     subprocess.run(args, check=True, capture_output=True, text=True)
@@ -69,18 +114,55 @@ def main() -> int:
     ap.add_argument("--txns", type=int, default=2000, help="transactions per client per run")
     ap.add_argument("--iteration", type=int, action="append",
                     help="compare this iteration's plan (repeatable; default: the final plan)")
+    ap.add_argument("--kernel-wakeups-ab", action="store_true",
+                    help="the final plan with the kernel wake-up recorder on against off")
     a = ap.parse_args()
+    if a.pairs < 2:
+        ap.error("--pairs must be at least 2 (a 95 % interval needs two ratios)")
     plain, final = CACHE / "plain" / "install", CACHE / "vprof" / "install"
     for p in (plain, final):
         if not (p / "bin" / "postgres").exists():
             sys.exit(f"ab.py: {p}: no build; run run.sh first")
     os.environ.setdefault("VPROF_MAX_THREAD_MB", "1024")  # as run.sh
+    if a.kernel_wakeups_ab:
+        if a.iteration:
+            ap.error("--kernel-wakeups-ab compares the final plan only (no --iteration)")
+        return compare_kernel(final, a)
     if not a.iteration:
         return compare(plain, final, a, "final plan")
     for it in a.iteration:
         vprof_build(it)
         compare(plain, final, a, f"plan {it}")
     vprof_build()
+    return 0
+
+
+def interval(r: list, what: str, name: str) -> None:
+    """Prints the mean of the ratios r with its 95 % interval (t over the pairs)."""
+    m = statistics.mean(r)
+    h = t95(len(r) - 1) * statistics.stdev(r) / len(r) ** 0.5
+    print(f"{what}, {name}: {100 * (m - 1):+.1f} % "
+          f"[{100 * (m - h - 1):+.1f}, {100 * (m + h - 1):+.1f}] ({len(r)} pairs)")
+
+
+def compare_kernel(final, a) -> int:
+    """The final plan's build, kernel wake-ups on against off, alternating order."""
+    ratios_tps, ratios_lat, per_txn, lost = [], [], [], 0
+    clients = int(os.environ.get("PG_CLIENTS", "4"))
+    for i in range(a.pairs):
+        order = ("off", "on") if i % 2 == 0 else ("on", "off")
+        got = {mode: run_kernel(final, a.txns, mode) for mode in order}
+        ratios_tps.append(got["on"][0] / got["off"][0])
+        ratios_lat.append(got["on"][1] / got["off"][1])
+        per_txn.append(got["on"][2] / (a.txns * clients))
+        lost += got["on"][3]
+        print(f"pair {i + 1} ({order[0]} first): off {got['off'][0]:.0f} tps, on "
+              f"{got['on'][0]:.0f} tps ({100 * (ratios_tps[-1] - 1):+.1f} %); "
+              f"{got['on'][2]} sched records, {got['on'][3]} lost", flush=True)
+    for name, r in (("tps", ratios_tps), ("mean latency", ratios_lat)):
+        interval(r, "kernel wake-ups on / off", name)
+    print(f"recorder: {statistics.median(per_txn):.1f} sched records per transaction "
+          f"(median), {lost} lost in all")
     return 0
 
 
@@ -96,10 +178,7 @@ def compare(plain, final, a, what: str) -> int:
         print(f"pair {i + 1}: plain {got[False][0]:.0f} tps, {what} {got[True][0]:.0f} tps "
               f"({100 * (ratios_tps[-1] - 1):+.1f} %)", flush=True)
     for name, r in (("tps", ratios_tps), ("mean latency", ratios_lat)):
-        m = statistics.mean(r)
-        h = t95(len(r) - 1) * statistics.stdev(r) / len(r) ** 0.5 if len(r) > 1 else float("nan")
-        print(f"{what} / plain, {name}: {100 * (m - 1):+.1f} % "
-              f"[{100 * (m - h - 1):+.1f}, {100 * (m + h - 1):+.1f}] ({len(r)} pairs)")
+        interval(r, f"{what} / plain", name)
     return 0
 
 

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Fetches PostgreSQL 15's Debian source package, extracts the upstream tree and applies the
-# vprof annotation (annotate.patch) into $VPROF_REAL_CACHE/postgres/src (default
-# build/real/postgres/src); installs the few Debian packages the build needs. Idempotent.
+# vprof annotation into $VPROF_REAL_CACHE/postgres/src (default build/real/postgres/src):
+# annotate.patch (the interval of a query) and, unless VPROF_PG_LATCH_MARKS=0, latch-marks.patch
+# (the latch as a hand-marked blocking primitive; without it the latch's wake-up edges come
+# from the kernel's wake-ups, vprof-sched). Installs the few Debian packages the build needs.
+# Idempotent.
 # The version is pinned in bookworm main: the security pool's newer one may be gone from
 # the mirror.
 set -euo pipefail
@@ -11,6 +14,13 @@ cache="${VPROF_REAL_CACHE:-$repo/build/real}/postgres"
 version="${VPROF_PG_VERSION:-15.18-0+deb12u1}"
 upstream="${version%%-*}"
 src="$cache/src"
+# The patch set: the interval marks always, the latch marks unless VPROF_PG_LATCH_MARKS=0.
+patches=("$here/annotate.patch")
+case "${VPROF_PG_LATCH_MARKS:-1}" in
+  1) patches+=("$here/latch-marks.patch") ;;
+  0) ;;
+  *) echo "vprof: VPROF_PG_LATCH_MARKS must be 0 or 1, not '${VPROF_PG_LATCH_MARKS}'" >&2; exit 1 ;;
+esac
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -24,9 +34,9 @@ if [ ${#need[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
 fi
 
-# The stamp holds the patch's hash: a changed annotate.patch re-extracts the tree (the
-# builds then recompile what changed: tar keeps the release's mtimes).
-patch_id="$(sha256sum "$here/annotate.patch" | cut -c1-16)"
+# The stamp holds the patch set's hash: a changed patch or patch set re-extracts the tree
+# (the builds then recompile what changed: tar keeps the release's mtimes).
+patch_id="$(cat "${patches[@]}" | sha256sum | cut -c1-16)"
 if [ -f "$src/.vprof-patched" ] && [ "$(cat "$src/.vprof-patched")" = "$patch_id" ]; then
   exit 0
 fi
@@ -42,6 +52,8 @@ fi
 rm -rf "$src" "$cache/postgresql-$upstream"
 tar xjf "$tarball" -C "$cache"
 mv "$cache/postgresql-$upstream" "$src"
-patch -s -d "$src" -p1 < "$here/annotate.patch"
+for p in "${patches[@]}"; do
+  patch -s -d "$src" -p1 <"$p"
+done
 echo "$patch_id" >"$src/.vprof-patched"
-echo "vprof: PostgreSQL $upstream in $src, annotated"
+echo "vprof: PostgreSQL $upstream in $src, annotated ($(basename -a "${patches[@]}" | tr '\n' ' '| sed 's/ $//'))"
