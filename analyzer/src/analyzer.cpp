@@ -1209,6 +1209,27 @@ NestedItem nested_item(const AnalysisResult &res, const NodeFacts &nf, const Fac
   return it;
 }
 
+// A function's place contribution holds its covariances with its siblings. Where such a
+// covariance carries more of Var(L) than the function's own variance (two functions slow
+// together: a shared cause), that covariance is a factor of its own and the story; the
+// function's worth keeps only its side's half of it out, so its variance term does not
+// outrank the covariance with the covariance's own weight (the covary program).
+void discount_covarying_pairs(const std::vector<Factor> &factors, std::vector<double> &worth) {
+  std::vector<double> var_share(worth.size(), 0.0);
+  for (const auto &f : factors)
+    if (f.kind == Factor::Kind::Variance && !f.a_body)
+      var_share[static_cast<std::size_t>(f.a)] = f.share;
+  for (const auto &f : factors) {
+    if (f.kind != Factor::Kind::Covariance || f.a_body || f.b_body || f.b < 0)
+      continue;
+    for (const int side : {f.a, f.b}) {
+      const auto s = static_cast<std::size_t>(side);
+      if (side > 0 && worth[s] > 0 && f.share > var_share[s])
+        worth[s] = std::max(var_share[s], worth[s] - f.share / 2);
+    }
+  }
+}
+
 } // namespace
 
 std::vector<std::size_t> rank_factors(const AnalysisResult &res, const NodeFacts &nf,
@@ -1253,6 +1274,7 @@ std::vector<std::size_t> rank_factors(const AnalysisResult &res, const NodeFacts
         if (it != contribution.end())
           worth[i] = it->second;
       }
+      discount_covarying_pairs(factors, worth);
     }
     std::vector<NestedItem> items;
     for (const auto &f : factors)

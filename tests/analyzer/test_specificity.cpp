@@ -291,3 +291,33 @@ TEST(Specificity, AFunctionsContextsInsideAnAncestorExplainItTogether) {
   EXPECT_EQ(net.gr.places.front().key, "f:6");
   (void)v;
 }
+
+// Two sibling functions slow together (one shared draw and a small part of their own): their
+// covariance carries about half
+// of Var(L), more than either variance term, and ranks first; the siblings' places still hold
+// their contributions (covariance included), but a variance term is not worth its side's half
+// of that covariance too (the covary program).
+TEST(Specificity, ACovarianceLargerThanItsSidesVariancesLeads) {
+  EngineOutput eo;
+  eo.nodes = {{kNoParent, 0}};
+  DbFacts facts;
+  facts.have = true;
+  facts.H = 2;
+  const int left = add_function(eo, facts, 0, 1, 1, 21, "left", 0);
+  const int right = add_function(eo, facts, 0, 1, 3, 22, "right", 0);
+  double shared = 0;
+  fill_times(eo, [&](int n, std::mt19937_64 &rng) {
+    if (n == 0)
+      shared = uniform(rng, 4000);
+    return n == left || n == right ? shared + uniform(rng, 1500) : 30.0;
+  });
+  const Ranked net = rank(eo, facts, Ranking::Net);
+  const Factor &top = net.gr.factors.front();
+  ASSERT_EQ(top.kind, Factor::Kind::Covariance);
+  EXPECT_NEAR(top.share, 0.47, 0.03);
+  const std::int64_t a = net.res.nodes[static_cast<std::size_t>(top.a)].function;
+  const std::int64_t b = net.res.nodes[static_cast<std::size_t>(top.b)].function;
+  EXPECT_EQ(std::min(a, b), 21);
+  EXPECT_EQ(std::max(a, b), 22);
+  EXPECT_NEAR(net.gr.places.front().contribution, 0.5, 0.01);
+}
