@@ -99,7 +99,7 @@ std::array<std::uint64_t, kMax> poisson_cdf() {
 
 // splitmix64: a fast 64-bit generator whose whole state is one seed
 std::uint64_t PoissonWeights::next() {
-  std::uint64_t z = (state_ += 0x9e3779b97f4a7c15ull);
+  std::uint64_t z = (state_ += kStep);
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
   return z ^ (z >> 31);

@@ -62,6 +62,9 @@ private:
 // whole sample at once). Seeded: the same seed gives the same weights in the same order.
 class PoissonWeights {
 public:
+  // splitmix64's state step before each draw: the k-th draw of the stream from `seed` is the
+  // first of the stream from seed + k * kStep (poisson_weight_at, tail.cpp)
+  static constexpr std::uint64_t kStep = 0x9e3779b97f4a7c15ull;
   explicit PoissonWeights(std::uint64_t seed) : state_(seed) {}
   // a replicates x rows block of weights
   void fill(Eigen::MatrixXd &W);

@@ -136,10 +136,7 @@ std::vector<Index> tail_candidates(const VectorXd &L, double q, double &cut) {
 } // namespace
 
 unsigned poisson_weight_at(std::uint64_t seed, std::uint64_t k) {
-  // splitmix64 steps its state by this constant before each draw: the k-th draw of the
-  // stream from `seed` is the first of the stream from seed + k steps
-  constexpr std::uint64_t kStep = 0x9e3779b97f4a7c15ull;
-  PoissonWeights w(seed + k * kStep);
+  PoissonWeights w(seed + k * PoissonWeights::kStep);
   return w.draw();
 }
 
