@@ -16,11 +16,11 @@ srcs=("$here/fuzz_trace.cpp" "$root"/analyzer/reader/src/*.cpp)
 defs=()
 if [ "$mode" = analyze ] || [ "$mode" = timeline ]; then
   srcs+=("$root"/analyzer/src/*.cpp)
-  defs+=(-DVPROF_FUZZ_ANALYZE -I"$root/analyzer/include" -I"$root/analyzer/workspace/include"
-         -I/usr/include/eigen3 "$root"/analyzer/workspace/src/*.cpp
+  defs+=(-DVPROF_FUZZ_ANALYZE -I"$root/analyzer/include" -I"$root/workspace/include"
+         -I/usr/include/eigen3 "$root"/workspace/src/*.cpp
          -I"$out/gen" -I"$root/analyzer/src" -I"$root/tests/analyzer" -lsqlite3)
   mkdir -p "$out/gen"
-  { printf 'R"vprofsql('; cat "$root/analyzer/workspace/src/schema.sql"; printf ')vprofsql"'; } > "$out/gen/schema.sql.inc"
+  { printf 'R"vprofsql('; cat "$root/workspace/src/schema.sql"; printf ')vprofsql"'; } > "$out/gen/schema.sql.inc"
   for asset in report.css report.js; do
     { printf 'R"vprofhtml('; cat "$root/analyzer/src/html/$asset"; printf ')vprofhtml"'; } > "$out/gen/$asset.inc"
   done

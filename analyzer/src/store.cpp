@@ -1,5 +1,5 @@
 // Storing an analysis run in the workspace's result tables (the schema is the workspace's,
-// analyzer/workspace/src/schema.sql), the iteration history and discarding a history.
+// workspace/src/schema.sql), the iteration history and discarding a history.
 // docs/analyzer.md.
 #include "vprof/analyzer.hpp"
 #include "vprof/workspace.hpp"

@@ -3,7 +3,7 @@
 
 namespace vprof::driver {
 
-// Handlers live in cmd_*.cpp.
+// Handlers live in cmd_basic.cpp and, for the profiling subcommands, one file each in cmds/.
 void setup_config(CLI::App &, Context &);
 int run_config(Context &);
 void setup_run(CLI::App &, Context &);
@@ -14,14 +14,45 @@ void setup_clean(CLI::App &, Context &);
 int run_clean(Context &);
 
 #ifdef VPROF_HAVE_PIPELINE
-const std::vector<Command> &pipeline_commands();
+void setup_init(CLI::App &, Context &);
+int run_init(Context &);
+void setup_instrument(CLI::App &, Context &);
+int run_instrument(Context &);
+void setup_export(CLI::App &, Context &);
+int run_export(Context &);
+void setup_analyze(CLI::App &, Context &);
+int run_analyze(Context &);
+void setup_report(CLI::App &, Context &);
+int run_report(Context &);
+void setup_expand(CLI::App &, Context &);
+int run_expand(Context &);
+void setup_build(CLI::App &, Context &);
+int run_build(Context &);
+void setup_loop(CLI::App &, Context &);
+int run_loop(Context &);
 #endif
 
 const std::vector<Command> &commands() {
   static const std::vector<Command> table = [] {
     std::vector<Command> t;
 #ifdef VPROF_HAVE_PIPELINE
-    t = pipeline_commands();
+    // the profiling subcommands (they need the instrumenter and the analyzer)
+    t = {
+        {"init", "create the workspace, scan the call graph, write the first plan", setup_init,
+         run_init},
+        {"instrument", "print one source file instrumented per the plan", setup_instrument,
+         run_instrument},
+        {"export", "write the instrumented tree to a folder, or print it as a diff", setup_export,
+         run_export},
+        {"analyze", "critical paths, variance trees and ranked factors of a trace", setup_analyze,
+         run_analyze},
+        {"report", "print the stored report of an analysed iteration", setup_report, run_report},
+        {"expand", "add the top-k factors' callees to the next plan", setup_expand, run_expand},
+        {"build", "build the program with one plan's probes (default: the newest)", setup_build,
+         run_build},
+        {"loop", "build, run, analyze, expand until the top factors are stable", setup_loop,
+         run_loop},
+    };
 #endif
     std::vector<Command> basic = {
         {"run", "run a command with tracing on; its trace goes to .vprof/traces/", setup_run,
