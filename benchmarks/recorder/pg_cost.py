@@ -31,6 +31,10 @@ sys.path.insert(0, str(HERE))
 import sched_file  # noqa: E402
 from minidb_cost import bpf_prog_stats, prog_ids, recorder_cpu  # noqa: E402
 
+SYSCALLS = {-1: "none (fault)", 0: "read", 1: "write", 7: "poll", 23: "select", 45: "recvfrom",
+            61: "wait4", 74: "fsync", 75: "fdatasync", 202: "futex", 232: "epoll_wait",
+            270: "pselect6", 271: "ppoll", 281: "epoll_pwait", 230: "clock_nanosleep",
+            17: "pread64", 18: "pwrite64", 44: "sendto", 35: "nanosleep", 441: "epoll_pwait2"}
 PG = ROOT / "benchmarks" / "real" / "postgres"
 CACHE = pathlib.Path(os.environ.get("VPROF_REAL_CACHE", ROOT / "build" / "real")) / "postgres"
 
@@ -117,6 +121,10 @@ def one_run(vprof, txns, clients, work, sched):
     print(f"tps {tps:.0f}, wall {wall:.1f} s, {len(f.stored) / n:.2f} records/txn stored "
           f"({len(f.records) / n:.2f} expanded), lost {f.lost}: " +
           ", ".join(f"{k} {v / n:.2f}" for k, v in sorted(kinds.items())))
+    calls = collections.defaultdict(collections.Counter)
+    for r in f.records:
+        if r.kind == sched_file.SLEEP:
+            calls[s.names.get(r.pid, f"?{r.pid}")][r.syscall] += 1
     procs = collections.Counter()
     for (name, _), v in by.items():
         procs[name] += v
@@ -124,6 +132,9 @@ def one_run(vprof, txns, clients, work, sched):
         per = ", ".join(f"{k} {by[(name, k)] / n:.2f}" for k in ("SLEEP", "WAKE", "RUN", "EXIT")
                         if by[(name, k)])
         print(f"  {name}: {v / n:.2f}/txn ({per})")
+        if v / n >= 0.1:
+            print("    sleeps in system call: " + ", ".join(
+                f"{SYSCALLS.get(c, c)} {k / n:.2f}" for c, k in calls[name].most_common(6)))
     total = 0
     for name, (cnt, ns) in sorted(s.progs.items()):
         total += ns

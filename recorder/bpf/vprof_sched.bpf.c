@@ -6,7 +6,8 @@
  * switched in, and one hash lookup (its tgid in `traced`) when it blocks or is woken. A traced
  * thread that blocks costs one record, its wake-up another, and its return to the CPU a third
  * only when the task switched out before it was not a traced thread going to sleep (whose
- * SLEEP then carries VPROF_SCHED_NEXT_RUNS instead). */
+ * SLEEP then carries VPROF_SCHED_NEXT_RUNS instead). A process that executes a program with
+ * VPROF_DISABLE=1 in its environment (a load generator) leaves the traced set. */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -242,7 +243,7 @@ static __always_inline void untrace_process(struct task_struct *p) {
 /* The environment a program was started with, scanned for the runtime's switch-off
    (VPROF_DISABLE set to a true word, as runtime/src/options.c reads it). A per-CPU buffer:
    the BPF stack is too small for it. */
-#define VPROF_ENV_SCAN 4096u /* bytes of the environment scanned (a power of two) */
+#define VPROF_ENV_SCAN 4096u /* bytes of the environment scanned */
 #define VPROF_ENV_CHUNK 1024u
 struct env_buffer {
   char bytes[VPROF_ENV_SCAN + 32];
@@ -256,13 +257,14 @@ struct {
 
 static const char vprof_disable_name[] = "VPROF_DISABLE=";
 
-/* True when the variable starting at b[i] reads VPROF_DISABLE=<1|true|yes|on>. */
+/* True when the variable starting at b[i] (i < VPROF_ENV_SCAN) reads
+   VPROF_DISABLE=<1|true|yes|on>; what follows the scanned bytes is zeros (the buffer's slack). */
 static __always_inline bool disables_tracing(const char *b, __u32 i) {
   const __u32 n = sizeof(vprof_disable_name) - 1;
   for (__u32 k = 0; k < n; ++k)
-    if (b[(i + k) & (VPROF_ENV_SCAN - 1)] != vprof_disable_name[k])
+    if (b[i + k] != vprof_disable_name[k])
       return false;
-  const char *v = b + ((i + n) & (VPROF_ENV_SCAN - 1)); /* the buffer has 32 bytes of slack */
+  const char *v = b + i + n;
   return (v[0] == '1' && v[1] == 0) || (v[0] == 'o' && v[1] == 'n' && v[2] == 0) ||
          (v[0] == 'y' && v[1] == 'e' && v[2] == 's' && v[3] == 0) ||
          (v[0] == 't' && v[1] == 'r' && v[2] == 'u' && v[3] == 'e' && v[4] == 0);
@@ -277,9 +279,11 @@ struct env_scan {
 static long scan_env_byte(__u32 i, void *ctx) {
   struct env_scan *scan = ctx;
   const char *b = scan->buf->bytes;
-  if (i > 0 && b[(i - 1) & (VPROF_ENV_SCAN - 1)] != 0)
+  if (i >= VPROF_ENV_SCAN)
+    return 1;
+  if (i > 0 && b[i - 1] != 0)
     return 0; /* not the start of a variable */
-  if (b[i & (VPROF_ENV_SCAN - 1)] != 'V' || !disables_tracing(b, i))
+  if (b[i] != 'V' || !disables_tracing(b, i))
     return 0;
   scan->disabled = true;
   return 1;

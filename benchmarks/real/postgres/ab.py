@@ -3,13 +3,17 @@
 as the loop left it (its last build is the final plan's), pgbench runs alternating, tps and
 mean latency per run; prints the ratio with a 95 % interval (t over the paired runs).
     ab.py [--pairs 5] [--txns 2000] [--iteration N ...]
-          [--kernel-wakeups-ab [--compare-sched VPROF_SCHED]] [--async-commit]
+          [--kernel-wakeups-ab [--compare-sched VPROF_SCHED] [--settle S]] [--async-commit]
 Run after run.sh. The vprof build traces into a temporary directory, removed after each run.
 --iteration N: the plan of iteration N instead (`vprof build --iteration N` first; the newest
 plan is built again at the end), several to compare every exploration plan.
 --kernel-wakeups-ab: what the kernel wake-up recorder costs instead: the final plan's build,
 traced, under `vprof run --kernel-wakeups on` against `off`, alternating (needs root or
-CAP_BPF + CAP_PERFMON; prints the recorder's records per transaction and its lost records).
+CAP_BPF + CAP_PERFMON; prints the recorder's records per transaction and its lost records, and
+the CPU the run's whole tree used per transaction: a cpuacct cgroup holds it, the server
+included, and it includes the recorder's start — its --check and loading, some 50 ms a run).
+--compare-sched VPROF_SCHED: a third mode, `on` with another vprof-sched binary, in rotation.
+--settle S: before each run, sync and wait S seconds (the previous run's write-back).
 --async-commit: the server's commits do not wait for the disk (PGOPTIONS
 -c synchronous_commit=off): the runs are bound by the CPUs, not by the shared disk's fdatasync,
 which measures a CPU cost (the recorder's) with less of the disk's noise."""
@@ -177,6 +181,9 @@ def main() -> int:
     ap.add_argument("--compare-sched", metavar="VPROF_SCHED",
                     help="with --kernel-wakeups-ab: a third mode, `on` with this recorder binary "
                     "(another build of vprof-sched, e.g. before a change), in the rotation")
+    ap.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
+                    help="with --kernel-wakeups-ab: before each run, sync the disks and wait "
+                    "this long, so the previous run's write-back does not land in it")
     ap.add_argument("--async-commit", action="store_true",
                     help="synchronous_commit = off: CPU-bound runs, not disk-bound")
     a = ap.parse_args()
@@ -222,6 +229,9 @@ def compare_kernel(final, a) -> int:
         order = modes[i % len(modes):] + modes[:i % len(modes)]
         got = {}
         for mode in order:
+            if a.settle > 0:
+                subprocess.run(["sync"], check=False)
+                time.sleep(a.settle)
             sched = a.compare_sched if mode == "old" else None
             got[mode] = run_kernel(final, a.txns, "off" if mode == "off" else "on", sched)
         n = a.txns * clients
