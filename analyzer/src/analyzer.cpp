@@ -583,6 +583,7 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
     pt.holder.push_back(0);
     pt.site.push_back(0);
     pt.kind.push_back(Place::Kind::Outside);
+    pt.wakeup_delay.push_back(0);
     pt.place_of[0] = 0;
     place_index.emplace(kOutsideKey, 0);
   }
@@ -603,6 +604,7 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
     std::string key, name;
     std::int64_t fn = 0, holder = 0, psite = 0;
     Place::Kind pkind = Place::Kind::Function;
+    bool wakeup_delay = false;
     if (n.kind == Node::Kind::Untracked) {
       continue;
     } else if (n.kind == Node::Kind::Wait && in_outside_call(res, pt, static_cast<int>(i))) {
@@ -616,6 +618,7 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
       // the waiter's delay after the release: a place of its own beside the wait's
       const int wp = pt.place_of[n.parent];
       pkind = Place::Kind::Wait;
+      wakeup_delay = true;
       holder = pt.holder[wp];
       key = "w:wakeup@" + pt.key[wp];
       name = n.name + " after " + pt.name[wp];
@@ -671,6 +674,7 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
       pt.holder.push_back(holder);
       pt.site.push_back(psite);
       pt.kind.push_back(pkind);
+      pt.wakeup_delay.push_back(wakeup_delay);
     }
     pt.place_of[i] = it->second;
   }
@@ -1032,6 +1036,7 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
     pl.name = pt.name[p];
     pl.function = pt.function[p];
     pl.kind = pt.kind[p];
+    pl.wakeup_delay = pt.wakeup_delay[p] != 0;
     pl.holder = pt.holder[p];
     pl.site = pt.site[p];
     pl.node = best_node[q];
@@ -1080,6 +1085,8 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
     const Place &a = gr.places[x], &b = gr.places[y];
     if (a.noise != b.noise)
       return b.noise;
+    if (a.wakeup_delay != b.wakeup_delay) // the scheduler's time follows the code's
+      return b.wakeup_delay;
     if (a.score != b.score)
       return a.score > b.score;
     if (level[x] != level[y]) // equal keys: the deeper place first

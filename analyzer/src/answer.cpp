@@ -65,6 +65,26 @@ std::string sentence_of(const Answer &a) {
   return head + ", on the intervals' critical path.";
 }
 
+// Said after the answer when the scheduler's time outweighs it: what the waiters lost between
+// their waker's release and running again names no code, so it never is the answer.
+std::string wakeup_delay_note(const Answer &a) {
+  if (a.wakeup_delay.empty())
+    return "";
+  return " Beside it, " + a.wakeup_delay + " carries " + percent(a.wakeup_delay_contribution) +
+         " of Var(latency): the waiters' time from their waker's release to running again (the "
+         "run queue: more runnable threads than free CPUs), which no code of the program names.";
+}
+
+// The largest wake-up delay above the noise floor that carries more than the answer.
+void note_wakeup_delay(const GroupResult &gr, Answer &a) {
+  for (const Place &p : gr.places)
+    if (p.wakeup_delay && !p.noise && p.contribution > a.contribution &&
+        p.contribution > a.wakeup_delay_contribution) {
+      a.wakeup_delay = p.name;
+      a.wakeup_delay_contribution = p.contribution;
+    }
+}
+
 } // namespace
 
 Answer answer_of(const AnalysisResult &res, const GroupResult &gr) {
@@ -102,7 +122,8 @@ Answer answer_of(const AnalysisResult &res, const GroupResult &gr) {
     a.waker = waker_on(res, path);
   if (a.waker == a.name) // the place is the waker's outermost frame itself
     a.waker.clear();
-  a.sentence = sentence_of(a);
+  note_wakeup_delay(gr, a);
+  a.sentence = sentence_of(a) + wakeup_delay_note(a);
   return a;
 }
 

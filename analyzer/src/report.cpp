@@ -468,6 +468,8 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
                     {"wait_contribution", a.wait_contribution},
                     {"via_contribution", a.via_contribution},
                     {"waker", a.waker},
+                    {"wakeup_delay", a.wakeup_delay},
+                    {"wakeup_delay_contribution", a.wakeup_delay_contribution},
                     {"sentence", answer_sentence(g)}};
     json tp = json::array();
     for (const auto &p : g.tail.places) {

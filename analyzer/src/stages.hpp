@@ -129,6 +129,7 @@ struct PlaceTable {
   std::vector<std::string> key, name;
   std::vector<std::int64_t> function, holder, site;
   std::vector<Place::Kind> kind;
+  std::vector<char> wakeup_delay; // per place: a wait's wake-up delay (Place::wakeup_delay)
   // node -> 1 for a kernel wait (or its pseudo-waker, wake-up delay) folded into the place of
   // the outside call it happened in: part of that call's time, never the place's context
   std::vector<char> folded;

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <functional>
 #include <random>
 
@@ -320,4 +321,73 @@ TEST(Specificity, ACovarianceLargerThanItsSidesVariancesLeads) {
   EXPECT_EQ(std::min(a, b), 21);
   EXPECT_EQ(std::max(a, b), 22);
   EXPECT_NEAR(net.gr.places.front().contribution, 0.5, 0.01);
+}
+
+// A writer waits on a condition variable while the leader syncs (the waker's work below the
+// wait), then waits for a CPU after the signal (the wake-up delay below the same wait):
+// LevelDB's fillsync with more writers than cores. The run-queue time carries more than the
+// sync, but it names no code: the sync is the answer, and the answer says what the wake-up
+// delay carries beside it. With the sync steady, the wake-up delay is all there is and leads.
+namespace {
+
+struct WriterQueue {
+  EngineOutput eo;
+  DbFacts facts;
+  int sync = 0, delay = 0;
+};
+
+WriterQueue writer_queue(double sync_spread, double delay_spread) {
+  WriterQueue w;
+  w.eo.nodes = {{kNoParent, 0}};
+  w.facts.have = true;
+  w.facts.H = 3;
+  const int writer = add_function(w.eo, w.facts, 0, 1, 1, 31, "Writer", 1);
+  w.eo.nodes.push_back({static_cast<std::uint32_t>(writer), kLabelWaitBase + kCond});
+  const int wait = static_cast<int>(w.eo.nodes.size()) - 1;
+  w.eo.nodes.push_back({static_cast<std::uint32_t>(wait), kLabelWaitBase + kWakeup});
+  w.delay = static_cast<int>(w.eo.nodes.size()) - 1;
+  w.sync = add_function(w.eo, w.facts, wait, 33, 3, 32, "Sync", 0);
+  fill_times(w.eo, [&](int n, std::mt19937_64 &rng) {
+    if (n == w.sync)
+      return 1000 + uniform(rng, sync_spread);
+    if (n == w.delay)
+      return 200 + uniform(rng, delay_spread);
+    return 30.0;
+  });
+  return w;
+}
+
+} // namespace
+
+TEST(Specificity, AWakeUpDelayFollowsTheCodeItOutweighs) {
+  const WriterQueue w = writer_queue(3000, 6000);
+  const Ranked net = rank(w.eo, w.facts, Ranking::Net);
+  ASSERT_GE(net.gr.places.size(), 2u);
+  const Place &first = net.gr.places.front();
+  EXPECT_EQ(first.key, "f:32") << first.name;
+  EXPECT_FALSE(first.wakeup_delay);
+  const auto delay = std::find_if(net.gr.places.begin(), net.gr.places.end(),
+                                  [](const Place &p) { return p.wakeup_delay; });
+  ASSERT_NE(delay, net.gr.places.end());
+  EXPECT_EQ(delay->name, "[wake-up delay] after [wait:cond] in Writer");
+  EXPECT_GT(delay->contribution, 2 * first.contribution); // 4x the variance: it outweighs
+  const Answer a = answer_of(net.res, net.gr);
+  EXPECT_EQ(a.key, "f:32");
+  EXPECT_EQ(a.wakeup_delay, delay->name);
+  EXPECT_DOUBLE_EQ(a.wakeup_delay_contribution, delay->contribution);
+  EXPECT_NE(a.sentence.find("Beside it, [wake-up delay] after [wait:cond] in Writer carries"),
+            std::string::npos)
+      << a.sentence;
+  // VProfiler's ranking keeps the rule too: the answer is code
+  EXPECT_FALSE(rank(w.eo, w.facts, Ranking::VProfiler).gr.places.front().wakeup_delay);
+}
+
+TEST(Specificity, AWakeUpDelayLeadsWhenNoCodeVaries) {
+  const WriterQueue w = writer_queue(0, 6000);
+  const Ranked net = rank(w.eo, w.facts, Ranking::Net);
+  ASSERT_FALSE(net.gr.places.empty());
+  EXPECT_TRUE(net.gr.places.front().wakeup_delay) << net.gr.places.front().name;
+  const Answer a = answer_of(net.res, net.gr);
+  EXPECT_TRUE(a.wakeup_delay.empty()); // it is the answer, said once
+  EXPECT_EQ(a.sentence.find("Beside it"), std::string::npos) << a.sentence;
 }

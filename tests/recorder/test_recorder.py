@@ -105,6 +105,15 @@ def by_tid(records):
     return out
 
 
+def run_seen(task, sleep):
+    """Whether the RUN that ends `sleep` is in `task` (one thread's records in time order):
+    the next SLEEP or RUN after it is a RUN. The kernel leaves about one switch-in in 10^4
+    unrecorded (docs/recorder.md, "Limits"): then the next is a SLEEP."""
+    i = task.index(sleep)
+    after = next((r for r in task[i + 1:] if r.kind in (sched_file.RUN, sched_file.SLEEP)), None)
+    return after is not None and after.kind == sched_file.RUN
+
+
 def wake_of(task, sleep):
     """The WAKE that ended `sleep` in `task` (one thread's records in time order), by the
     pairing rule of docs/trace-format.md: its last WAKE after its previous RUN and not after
@@ -113,7 +122,7 @@ def wake_of(task, sleep):
     i = task.index(sleep)
     run = next((r for r in task[i + 1:] if r.kind == sched_file.RUN), None)
     assert run is not None, f"no RUN after {sleep}"
-    assert not [r for r in task[i + 1:task.index(run)] if r.kind == sched_file.SLEEP]
+    assert run_seen(task, sleep), f"another SLEEP before the RUN that ends {sleep}"
     previous_run = max((r.time_ns for r in task[:i] if r.kind == sched_file.RUN), default=0)
     wakes = [r for r in task if r.kind == sched_file.WAKE
              and previous_run < r.time_ns <= run.time_ns]
@@ -174,7 +183,13 @@ def test_b_sleeps_in_the_phase_syscall_woken_by_a(handoff_run):
         for s in sleeps:
             assert s.syscall == PHASE_SYSCALL[phase], (phase, str(s))
             assert s.pid == info["main"] and s.state & 0xFF in (1, 2), str(s)
+        # a switch-in the kernel left unrecorded (3 in 52,009 sleeps measured; docs/recorder.md):
+        # at most one a phase of 200 hand-offs, and the analyzer's rule covers it
+        unseen = [s for s in sleeps if not run_seen(b, s)]
+        assert len(unseen) <= 1, (phase, [str(s) for s in unseen])
         for s in sleeps:
+            if s in unseen:
+                continue
             wake = wake_of(b, s)
             assert wake, f"{phase}: no WAKE of B for {s}"
             assert (wake.other, wake.other_pid) == (info["a"], info["main"]), str(wake)
@@ -189,8 +204,11 @@ def test_child_process_is_traced(handoff_run):
     naps = [r for r in child if r.kind == sched_file.SLEEP
             and r.syscall == SYS_CLOCK_NANOSLEEP]
     assert len(naps) == 5, [str(r) for r in child]
-    # nanosleep ends in the timer interrupt: the waker is whatever ran there, flagged
-    for nap in naps:
+    # nanosleep ends in the timer interrupt: the waker is whatever ran there, flagged (a
+    # switch-in the kernel left unrecorded, 1 in 10^4, takes its wake-up with it)
+    seen = [nap for nap in naps if run_seen(child, nap)]
+    assert len(seen) >= len(naps) - 1, [str(r) for r in child]
+    for nap in seen:
         wake = wake_of(child, nap)
         # a timer interrupt: flagged, or taken on an idle CPU, where the waker is the idle
         # task (tid 0; sched_format.h: "0: the idle task, that is an interrupt")
@@ -446,6 +464,8 @@ def test_switch_between_traced_threads_is_one_record(recorder, handoff, tmp_path
         for s in [r for r in tasks[me] if r.kind == sched_file.SLEEP and r.syscall == SYS_FUTEX]:
             if s is tasks[me][-1] or all(r.kind != sched_file.RUN for r in tasks[me][tasks[me].index(s):]):
                 continue  # its exit
+            if not run_seen(tasks[me], s):
+                continue  # a switch-in the kernel left unrecorded (docs/recorder.md)
             wake = wake_of(tasks[me], s)
             woken_by_peer += wake is not None and wake.other == peer
     assert woken_by_peer >= 0.99 * len(sleeps) - 4, (woken_by_peer, len(sleeps))

@@ -151,6 +151,10 @@ struct Place {
   std::int64_t site = 0;
   int node = -1;
   bool noise = false; // |share| and |contribution| below the group's noise floor
+  // A wait's wake-up delay (key "w:wakeup@..."): the waiter runnable but not yet running
+  // after its waker's release — the scheduler's time, no code of the program. It ranks
+  // behind every place above the noise floor that names code (docs/statistics.md, "Places").
+  bool wakeup_delay = false;
 };
 
 struct WhatIf {
@@ -187,6 +191,11 @@ struct Answer {
   std::string wait;
   double wait_contribution = 0, via_contribution = 0;
   std::string waker;
+  // The largest wake-up delay place when it carries more than the answer (its name and
+  // contribution; "" when none does): the waiters' run-queue time, said beside the answer
+  // because no code of the program is its cause.
+  std::string wakeup_delay;
+  double wakeup_delay_contribution = 0;
   // The one sentence every front end prints, e.g. "nanosleep() in BufferPool::read_page:
   // 68.0% of Var(latency) (its own variance 61.2%), the wakers' work behind [wait:cond] in
   // LockManager::acquire (86.7% of Var(latency) waiting there, 57.7% through it), woken by
