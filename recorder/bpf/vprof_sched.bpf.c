@@ -6,7 +6,8 @@
  * switched in, and one hash lookup (its tgid in `traced`) when it blocks or is woken. A traced
  * thread that blocks costs one record, its wake-up another, and its return to the CPU a third
  * only when the task switched out before it was not a traced thread going to sleep (whose
- * SLEEP then carries VPROF_SCHED_NEXT_RUNS instead). */
+ * SLEEP then carries VPROF_SCHED_NEXT_RUNS instead). A process that executes a program with
+ * VPROF_DISABLE=1 in its environment (a load generator) leaves the traced set. */
 #include "vmlinux.h"
 
 #include <bpf/bpf_core_read.h>
@@ -227,6 +228,106 @@ int BPF_PROG(vprof_sched_fork, struct task_struct *parent, struct task_struct *c
     __sync_fetch_and_add(&traced_processes, 1);
   else if (err != -VPROF_EEXIST)
     count_lost(VPROF_LOST_CHILDREN, 1);
+  return 0;
+}
+
+/* Leaves the traced set: `p` (its process's only thread after exec) and its process; what the
+   process forks from now on is not traced either. */
+static __always_inline void untrace_process(struct task_struct *p) {
+  __u32 tgid = p->tgid;
+  bpf_task_storage_delete(&tasks, p);
+  if (bpf_map_delete_elem(&traced, &tgid) == 0)
+    __sync_fetch_and_sub(&traced_processes, 1);
+}
+
+/* The environment a program was started with, scanned for the runtime's switch-off
+   (VPROF_DISABLE set to a true word, as runtime/src/options.c reads it). A per-CPU buffer:
+   the BPF stack is too small for it. */
+#define VPROF_ENV_SCAN 4096u /* bytes of the environment scanned */
+#define VPROF_ENV_CHUNK 1024u
+struct env_buffer {
+  char bytes[VPROF_ENV_SCAN + 32];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct env_buffer);
+} env_scratch SEC(".maps");
+
+static const char vprof_disable_name[] = "VPROF_DISABLE=";
+
+/* True when the variable starting at b[i] (i < VPROF_ENV_SCAN) reads
+   VPROF_DISABLE=<1|true|yes|on>; what follows the scanned bytes is zeros (the buffer's slack). */
+static __always_inline bool disables_tracing(const char *b, __u32 i) {
+  const __u32 n = sizeof(vprof_disable_name) - 1;
+  for (__u32 k = 0; k < n; ++k)
+    if (b[i + k] != vprof_disable_name[k])
+      return false;
+  const char *v = b + i + n;
+  return (v[0] == '1' && v[1] == 0) || (v[0] == 'o' && v[1] == 'n' && v[2] == 0) ||
+         (v[0] == 'y' && v[1] == 'e' && v[2] == 's' && v[3] == 0) ||
+         (v[0] == 't' && v[1] == 'r' && v[2] == 'u' && v[3] == 'e' && v[4] == 0);
+}
+
+struct env_scan {
+  struct env_buffer *buf;
+  bool disabled;
+};
+
+/* bpf_loop's step: byte i of the environment; stops at VPROF_DISABLE's true setting. */
+static long scan_env_byte(__u32 i, void *ctx) {
+  struct env_scan *scan = ctx;
+  const char *b = scan->buf->bytes;
+  if (i >= VPROF_ENV_SCAN)
+    return 1;
+  if (i > 0 && b[i - 1] != 0)
+    return 0; /* not the start of a variable */
+  if (b[i] != 'V' || !disables_tracing(b, i))
+    return 0;
+  scan->disabled = true;
+  return 1;
+}
+
+/* A traced process that executes a program with VPROF_DISABLE=1 in its environment (a load
+   generator the workload script starts, such as pgbench) records no streams: the kernel's view
+   of its threads would cost every switch and wake-up of the run and give the analyzer nothing.
+   It leaves the traced set here, before its first instruction. Only the environment's first
+   VPROF_ENV_SCAN bytes are scanned (the variable should come early: `env VPROF_DISABLE=1 cmd`
+   puts it first). */
+SEC("tp_btf/sched_process_exec")
+int BPF_PROG(vprof_sched_exec, struct task_struct *p, pid_t old_pid, struct linux_binprm *bprm) {
+  if (!is_traced(p->tgid))
+    return 0;
+  __u32 zero = 0;
+  struct env_buffer *buf = bpf_map_lookup_elem(&env_scratch, &zero);
+  struct mm_struct *mm = p->mm;
+  if (!buf || !mm)
+    return 0;
+  __u64 start = mm->env_start, end = mm->env_end;
+  if (end <= start)
+    return 0;
+  __u64 size = end - start;
+  if (size > VPROF_ENV_SCAN)
+    size = VPROF_ENV_SCAN;
+  /* the strings were just copied onto the new stack by exec: resident, readable here */
+  for (__u32 c = 0; c < VPROF_ENV_SCAN / VPROF_ENV_CHUNK; ++c) {
+    __u64 off = (__u64)c * VPROF_ENV_CHUNK;
+    if (off >= size)
+      break;
+    long err = size - off >= VPROF_ENV_CHUNK
+                   ? bpf_probe_read_user(buf->bytes + off, VPROF_ENV_CHUNK, (void *)(start + off))
+                   : bpf_probe_read_user(buf->bytes + off, (size - off) & (VPROF_ENV_CHUNK - 1),
+                                         (void *)(start + off));
+    if (err != 0)
+      return 0;
+  }
+  for (__u32 k = 0; k < 32; ++k)
+    buf->bytes[size + k] = 0; /* ends the last, perhaps cut, string */
+  struct env_scan scan = {.buf = buf, .disabled = false};
+  bpf_loop((__u32)size, scan_env_byte, &scan, 0);
+  if (scan.disabled)
+    untrace_process(p);
   return 0;
 }
 

@@ -235,6 +235,27 @@ def test_untraced_process_never_appears(handoff_run):
     assert {r.pid for r in f.records} == traced
 
 
+def test_program_started_with_vprof_disable_leaves_the_tree(recorder, handoff, tmp_path):
+    """A process of the tree that executes a program with VPROF_DISABLE=1 in its environment
+    (a load generator such as pgbench) is not traced from its first instruction; a false
+    setting or none keeps it traced."""
+    script = (f'read go; for v in 1 0 yes; do echo go | env VPROF_DISABLE=$v {handoff} idle 20 & '
+              f'echo "$v $!"; done; echo go | {handoff} idle 20 & echo "none $!"; wait')
+    rec = Recording(recorder, "/bin/sh", ["-c", script], tmp_path / "sched.vpk")
+    pids = dict(line.split() for line in rec.go().splitlines())
+    status, err, _ = rec.wait_recorder()
+    assert status == 0, err
+    f = sched_file.read(tmp_path / "sched.vpk")
+    naps = collections.Counter(r.pid for r in f.records if r.kind == sched_file.SLEEP
+                               and r.syscall == SYS_CLOCK_NANOSLEEP)
+    assert naps[int(pids["0"])] == 20 and naps[int(pids["none"])] == 20, (pids, naps)
+    for disabled in ("1", "yes"):
+        pid = int(pids[disabled])
+        assert naps[pid] == 0, (disabled, pids, naps)
+        # nothing after the exec: no sleep in the program's own system calls, no exit
+        assert not [r for r in f.records if r.pid == pid and r.kind == sched_file.EXIT]
+
+
 def test_killed_recorder_leaves_readable_records(recorder, handoff, tmp_path):
     out = tmp_path / "sched.vpk"
     rec = Recording(recorder, handoff, ["idle", 3000], out)

@@ -2,13 +2,21 @@
 """A/B overhead of vprof's final plan on PostgreSQL: the plain build against the vprof tree
 as the loop left it (its last build is the final plan's), pgbench runs alternating, tps and
 mean latency per run; prints the ratio with a 95 % interval (t over the paired runs).
-    ab.py [--pairs 5] [--txns 2000] [--iteration N ...] [--kernel-wakeups-ab]
+    ab.py [--pairs 5] [--txns 2000] [--iteration N ...]
+          [--kernel-wakeups-ab [--compare-sched VPROF_SCHED] [--settle S]] [--async-commit]
 Run after run.sh. The vprof build traces into a temporary directory, removed after each run.
 --iteration N: the plan of iteration N instead (`vprof build --iteration N` first; the newest
 plan is built again at the end), several to compare every exploration plan.
 --kernel-wakeups-ab: what the kernel wake-up recorder costs instead: the final plan's build,
 traced, under `vprof run --kernel-wakeups on` against `off`, alternating (needs root or
-CAP_BPF + CAP_PERFMON; prints the recorder's records per transaction and its lost records)."""
+CAP_BPF + CAP_PERFMON; prints the recorder's records per transaction and its lost records, and
+the CPU the run's whole tree used per transaction: a cpuacct cgroup holds it, the server
+included, and it includes the recorder's start — its --check and loading, some 50 ms a run).
+--compare-sched VPROF_SCHED: a third mode, `on` with another vprof-sched binary, in rotation.
+--settle S: before each run, sync and wait S seconds (the previous run's write-back).
+--async-commit: the server's commits do not wait for the disk (PGOPTIONS
+-c synchronous_commit=off): the runs are bound by the CPUs, not by the shared disk's fdatasync,
+which measures a CPU cost (the recorder's) with less of the disk's noise."""
 import argparse
 import os
 import struct
@@ -19,6 +27,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent.parent
@@ -72,18 +81,71 @@ def sched_counts(path: pathlib.Path) -> tuple[int, int]:
     return struct.unpack_from("<QQ", head, 48)
 
 
-def run_kernel(install: pathlib.Path, txns: int, mode: str) -> tuple[float, float, int, int]:
+CPUACCT = pathlib.Path("/sys/fs/cgroup/cpuacct")
+
+
+class CpuAccount:
+    """A cgroup (v1 cpuacct, or v2) that a run's whole process tree joins, the daemonized server
+    included: the CPU it used in all (the recorder and the BPF programs' time in the tree's
+    context switches and wake-ups included), a figure the other users of the machine disturb
+    far less than the run's throughput. None when no cgroup can be made here."""
+
+    def __init__(self):
+        self.path = None
+        for base, usage in ((CPUACCT, "cpuacct.usage"),
+                            (pathlib.Path("/sys/fs/cgroup"), "cpu.stat")):
+            try:
+                path = pathlib.Path(tempfile.mkdtemp(prefix="vprof-ab-", dir=base))
+            except OSError:
+                continue
+            if (path / usage).exists():
+                self.path, self.usage = path, usage
+                break
+            path.rmdir()
+
+    def join(self):  # in the child, before exec
+        if self.path:
+            (self.path / "cgroup.procs").write_text(str(os.getpid()))
+
+    def seconds(self) -> float:
+        text = (self.path / self.usage).read_text()
+        if self.usage == "cpuacct.usage":
+            return int(text) / 1e9
+        return int(dict(line.split() for line in text.splitlines())["usage_usec"]) / 1e6
+
+    def remove(self):
+        if self.path:
+            for _ in range(50):  # the last processes of the tree may still be leaving
+                try:
+                    self.path.rmdir()
+                    return
+                except OSError:
+                    time.sleep(0.1)
+
+
+def run_kernel(install: pathlib.Path, txns: int, mode: str,
+               sched=None) -> tuple[float, float, int, int, float]:
     """One pgbench run of the vprof build under `vprof run --kernel-wakeups MODE` (traced, into
-    a temporary directory): (tps, mean latency ms, sched records, lost)."""
+    a temporary directory), with the recorder binary `sched` when given: (tps, mean latency
+    ms, sched records, lost, CPU seconds of the whole tree or 0)."""
     env = dict(os.environ)
     env["PG_CLIENT_BIN"] = str(CACHE / "plain" / "install" / "bin")
+    env.pop("VPROF_SCHED", None)
+    if sched:
+        env["VPROF_SCHED"] = str(sched)
     tmp = pathlib.Path(tempfile.mkdtemp(prefix="vprof-ab-kw-"))
     try:
         trace = tmp / "trace"
         cmd = [str(vprof_exe()), "-C", str(CACHE / "project"), "run", "--kernel-wakeups", mode,
                "--trace-dir", str(trace), "--", str(HERE / "workload.sh"), str(install),
                str(txns)]
-        r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        acct = CpuAccount()
+        try:
+            r = subprocess.run(cmd, env=env, capture_output=True, text=True,
+                               preexec_fn=acct.join)
+            cpu = acct.seconds() if acct.path else 0.0
+        finally:
+            acct.remove()
         if r.returncode != 0:
             sys.exit(f"ab.py: {' '.join(cmd)} failed ({r.returncode}):\n"
                      f"{r.stdout[-1500:]}{r.stderr[-1500:]}")
@@ -95,7 +157,7 @@ def run_kernel(install: pathlib.Path, txns: int, mode: str) -> tuple[float, floa
             if not sched.exists():
                 sys.exit(f"ab.py: kernel_wakeups = on wrote no {sched}:\n{r.stderr[-1500:]}")
             records, lost = sched_counts(sched)
-        return tps, lat, records, lost
+        return tps, lat, records, lost, cpu
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
@@ -116,7 +178,18 @@ def main() -> int:
                     help="compare this iteration's plan (repeatable; default: the final plan)")
     ap.add_argument("--kernel-wakeups-ab", action="store_true",
                     help="the final plan with the kernel wake-up recorder on against off")
+    ap.add_argument("--compare-sched", metavar="VPROF_SCHED",
+                    help="with --kernel-wakeups-ab: a third mode, `on` with this recorder binary "
+                    "(another build of vprof-sched, e.g. before a change), in the rotation")
+    ap.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
+                    help="with --kernel-wakeups-ab: before each run, sync the disks and wait "
+                    "this long, so the previous run's write-back does not land in it")
+    ap.add_argument("--async-commit", action="store_true",
+                    help="synchronous_commit = off: CPU-bound runs, not disk-bound")
     a = ap.parse_args()
+    if a.async_commit:
+        os.environ["PGOPTIONS"] = (os.environ.get("PGOPTIONS", "") +
+                                   " -c synchronous_commit=off").strip()
     if a.pairs < 2:
         ap.error("--pairs must be at least 2 (a 95 % interval needs two ratios)")
     plain, final = CACHE / "plain" / "install", CACHE / "vprof" / "install"
@@ -146,23 +219,45 @@ def interval(r: list, what: str, name: str) -> None:
 
 
 def compare_kernel(final, a) -> int:
-    """The final plan's build, kernel wake-ups on against off, alternating order."""
-    ratios_tps, ratios_lat, per_txn, lost = [], [], [], 0
+    """The final plan's build, kernel wake-ups on against off (and against `on` with another
+    recorder binary, --compare-sched), the order rotating from one round to the next."""
+    modes = ["off", "on"] + (["old"] if a.compare_sched else [])
+    ratios = {m: ([], [], []) for m in modes[1:]}
+    per_txn, lost = {m: [] for m in modes[1:]}, {m: 0 for m in modes[1:]}
     clients = int(os.environ.get("PG_CLIENTS", "4"))
     for i in range(a.pairs):
-        order = ("off", "on") if i % 2 == 0 else ("on", "off")
-        got = {mode: run_kernel(final, a.txns, mode) for mode in order}
-        ratios_tps.append(got["on"][0] / got["off"][0])
-        ratios_lat.append(got["on"][1] / got["off"][1])
-        per_txn.append(got["on"][2] / (a.txns * clients))
-        lost += got["on"][3]
-        print(f"pair {i + 1} ({order[0]} first): off {got['off'][0]:.0f} tps, on "
-              f"{got['on'][0]:.0f} tps ({100 * (ratios_tps[-1] - 1):+.1f} %); "
-              f"{got['on'][2]} sched records, {got['on'][3]} lost", flush=True)
-    for name, r in (("tps", ratios_tps), ("mean latency", ratios_lat)):
-        interval(r, "kernel wake-ups on / off", name)
-    print(f"recorder: {statistics.median(per_txn):.1f} sched records per transaction "
-          f"(median), {lost} lost in all")
+        order = modes[i % len(modes):] + modes[:i % len(modes)]
+        got = {}
+        for mode in order:
+            if a.settle > 0:
+                subprocess.run(["sync"], check=False)
+                time.sleep(a.settle)
+            sched = a.compare_sched if mode == "old" else None
+            got[mode] = run_kernel(final, a.txns, "off" if mode == "off" else "on", sched)
+        n = a.txns * clients
+        line = [f"round {i + 1} ({' '.join(order)}): off {got['off'][0]:.0f} tps "
+                f"{1e6 * got['off'][4] / n:.0f} us CPU/txn"]
+        for m in modes[1:]:
+            ratios[m][0].append(got[m][0] / got["off"][0])
+            ratios[m][1].append(got[m][1] / got["off"][1])
+            if got["off"][4] > 0:
+                ratios[m][2].append(got[m][4] / got["off"][4])
+            per_txn[m].append(got[m][2] / (a.txns * clients))
+            lost[m] += got[m][3]
+            line.append(f"{m} {got[m][0]:.0f} tps ({100 * (ratios[m][0][-1] - 1):+.1f} %), "
+                        f"{1e6 * got[m][4] / n:.0f} us CPU/txn "
+                        f"({100 * (got[m][4] / max(got['off'][4], 1e-9) - 1):+.1f} %, "
+                        f"{got[m][2]} sched records, {got[m][3]} lost)")
+        print("; ".join(line), flush=True)
+    for m in modes[1:]:
+        label = "on (--compare-sched)" if m == "old" else "on"
+        for name, r in zip(("tps", "mean latency", "CPU of the tree per transaction"),
+                           ratios[m]):
+            if len(r) >= 2:
+                interval(r, f"kernel wake-ups {label} / off", name)
+        print(f"recorder{' ' + a.compare_sched if m == 'old' else ''}: "
+              f"{statistics.median(per_txn[m]):.1f} sched records per transaction (median), "
+              f"{lost[m]} lost in all")
     return 0
 
 

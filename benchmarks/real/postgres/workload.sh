@@ -63,6 +63,9 @@ pgctl -l "$data/server.log" -w start >/dev/null
 # the script file must be readable by the server's user
 cp "$here/tpcb-one-query.sql" "$data/../tpcb-one-query.sql"
 chmod 644 "$data/../tpcb-one-query.sql"
-"${as_user[@]}" env -u VPROF_TRACE_DIR "$client/pgbench" -h "$data" -p "$port" -U postgres -n -M simple \
+# pgbench is the load, not the profiled program: VPROF_DISABLE=1 also keeps the kernel
+# wake-up recorder off its threads (docs/recorder.md), which would cost every one of its
+# switches and give the analyzer nothing.
+"${as_user[@]}" env -u VPROF_TRACE_DIR VPROF_DISABLE=1 "$client/pgbench" -h "$data" -p "$port" -U postgres -n -M simple \
   -c "$clients" -j 2 -t "$per_client" -f "$data/../tpcb-one-query.sql" postgres 2>&1 |
   grep -E "^(tps|latency|number of (transactions|failed))" || true
