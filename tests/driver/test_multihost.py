@@ -24,8 +24,10 @@ VENV_PYTHON = pathlib.Path(os.environ.get("VPROF_VENV", ROOT / ".venv")) / "bin"
 # planted_stall's unit: 0, 1, 2 or 6 of them per request. At 500 us the server's own
 # Database::access contributed more of Var(L) (0.46) than the plant (0.21), and only the static
 # ranking's depth bias put the plant first; at 1000 us it led on a loaded machine but not in
-# CI (0.32 against 0.57 in one run): at 2000 us its variance is four times that, the largest.
-PLANT_US = 2000
+# CI (0.32 against 0.57 in one run); at 2000 us Database::access still led twice under a load
+# of 7-10 (0.54 against 0.43, 2026-11-28): at 5000 us its variance is 6x that, about 26 ms^2
+# (units 0, 1, 2, 6: variance 5.19 units^2), and the 400 requests stall 4.5 s in all.
+PLANT_US = 5000
 
 
 def _ip(*args, check=True):
