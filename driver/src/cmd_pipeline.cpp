@@ -704,6 +704,13 @@ std::string budget_line(const planner::ExpandResult &ex) {
   }
   if (!ex.trimmed.empty())
     line += "; " + std::to_string(ex.trimmed.size()) + " costly function(s) dropped to fit";
+  if (!ex.trimmed_for_outer.empty())
+    line += " (" + std::to_string(ex.trimmed_for_outer.size()) +
+            " of them carrying less than the time outside probed functions, to make room for "
+            "the outer frames)";
+  if (!ex.body_only.empty())
+    line += "; " + std::to_string(ex.body_only.size()) +
+            " outer frame(s) probed for their body alone (their calls would not fit)";
   if (!ex.refused.empty())
     line += "; " + std::to_string(ex.refused.size()) +
             " candidate(s) refused (hot callees stay timed at their call sites)";
