@@ -308,12 +308,44 @@ double calibration(ws::Database &db, int iteration, const CostModel &cost, doubl
                     std::max(1.0, max_calibration));
 }
 
-// The index of the first candidate brought by `reason` (candidates.size(): none).
-std::size_t first_of_reason(const std::vector<Candidate> &candidates, ws::PlanReason reason) {
+// The source carrying the most of Var(L) among those expanded: the place outside probed
+// functions when it expands upward, else the best-ranked place taken (its key, share, node).
+struct Lead {
+  std::string key, label, name;
+  double share = 0;
+  int node = -1;
+  FunctionId function = 0; // a function's place: its function
+  void consider(const ws::PlaceRow &p, const std::string &group) {
+    if (p.contribution > share)
+      *this = {p.key,          group,  p.name,
+               p.contribution, p.node, p.kind == ws::PlaceKind::Function ? p.function : 0};
+  }
+  // Whether a candidate is the lead's: brought by its key, or — a function's place whose
+  // candidates a factor of the same function took first — the function or one of its callees.
+  bool brought(ws::Database &db, const Candidate &c) const {
+    if (c.factor == key)
+      return true;
+    if (!function)
+      return false;
+    if (c.function == function)
+      return true;
+    const auto callees = ws::defined_callees(db, function);
+    return std::find(callees.begin(), callees.end(), c.function) != callees.end();
+  }
+};
+
+// What the lead's cheapest candidate costs (an outer frame: its body probe), or
+// -1 when the source brought none: the least room the lead source needs.
+double cheapest_of_lead(ws::Database &db, const std::vector<Candidate> &candidates,
+                        const std::vector<Price> &price_of, const Lead &lead) {
+  double least = -1;
   for (std::size_t i = 0; i < candidates.size(); ++i)
-    if (candidates[i].reason == reason && !candidates[i].upgrade)
-      return i;
-  return candidates.size();
+    if (lead.brought(db, candidates[i])) {
+      const double p =
+          candidates[i].reason == ws::PlanReason::Outer ? price_of[i].body : price_of[i].full;
+      least = least < 0 ? p : std::min(least, p);
+    }
+  return least;
 }
 
 // A candidate's price per interval, predictions scaled by `scale` (the critical-path factor
@@ -357,18 +389,23 @@ std::set<FunctionId> kept_functions(ws::Database &db, const std::vector<Group> &
   return keep;
 }
 
-// What the room step keeps when the outer frames need room: the annotated functions, the
-// roots, and the functions whose places carry as much as the place outside probed functions.
-std::set<FunctionId> outer_keep(ws::Database &db, const std::vector<ws::PlanRow> &plan,
-                                const std::vector<Group> &groups, double outside) {
+// What the room step keeps when the lead source needs room: the annotated functions, the
+// roots, the functions on the chain of the lead place's node, and the functions whose
+// places carry as much as the lead place.
+std::set<FunctionId> lead_keep(ws::Database &db, const std::vector<ws::PlanRow> &plan,
+                               const std::vector<Group> &groups, const Lead &lead) {
   std::set<FunctionId> keep;
   for (auto f : ws::annotated_functions(db))
     keep.insert(f);
   for (const auto &r : plan)
     if (r.reason == ws::PlanReason::Root)
       keep.insert(r.function);
+  for (const Group &g : groups)
+    if (g.label == lead.label && lead.node >= 0)
+      for (auto f : chain_functions(g.view, {lead.node}))
+        keep.insert(f);
   for (const auto &[f, c] : contributions_of(groups))
-    if (c >= outside)
+    if (c >= lead.share)
       keep.insert(f);
   return keep;
 }
@@ -405,6 +442,20 @@ void trim_until(const std::vector<std::pair<double, FunctionId>> &order, double 
     predicted -= saved;
     planned.erase(f);
     trimmed.push_back(f);
+  }
+}
+
+// Moves the lead's candidates (and their prices) ahead of the others, each side in its order.
+void lead_first(ws::Database &db, const Lead &lead, std::vector<Candidate> &candidates,
+                std::vector<Price> &price_of) {
+  std::vector<std::pair<Candidate, Price>> both;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    both.push_back({candidates[i], price_of[i]});
+  std::stable_partition(both.begin(), both.end(),
+                        [&](const auto &cp) { return lead.brought(db, cp.first); });
+  for (std::size_t i = 0; i < both.size(); ++i) {
+    candidates[i] = both[i].first;
+    price_of[i] = both[i].second;
   }
 }
 
@@ -593,7 +644,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     by_group.push_back({label, ws::places_of(db, run.id, label), run_view(db, run, label), {}});
   std::set<FunctionId> seen;
   std::vector<std::vector<Candidate>> per_factor;
-  double outside = 0; // the contribution of the place outside probed functions, when it expands
+  Lead lead; // the source carrying the most, whose first candidate may take others' room
   // Those seen on the critical path first, by their time there; then the unseen ones with
   // the most code below them (the callee that can hold a hot function's time: PostgreSQL's
   // CommitTransaction, not the leaf BlockStateAsString beside it).
@@ -613,7 +664,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     // ancestor first.
     for (const auto &p : g.places)
       if (p.kind == ws::PlaceKind::Outside && p.contribution >= opt.outer_share) {
-        outside = std::max(outside, p.contribution);
+        lead.consider(p, g.label);
         ex.add_outer(outer_starts(db, g.view), opt.outer_depth, p.key);
         if (ex.size())
           per_factor.push_back(ex.take());
@@ -638,6 +689,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     for (const auto &p : top_places(g.places, 4 * k, opt.keep_share)) {
       if (from_places == k)
         break;
+      lead.consider(p, g.label);
       ex.add_place(p);
       auto got = ex.take();
       if (got.empty())
@@ -666,7 +718,6 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     er.reason = "all top factors are leaves";
     return er;
   }
-  const std::size_t first_outer = first_of_reason(candidates, ws::PlanReason::Outer);
 
   // The budget: the exploration share of the least perturbed mean latency, capped so that
   // the longest stream stays within half the runtime's stream cap.
@@ -706,19 +757,22 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
                                   contributions_of(by_group), cost, path);
     trim_until(order, wanted, er.budget_records, cost, path, predicted, planned_now, er.trimmed);
   }
-  // Room for the outer frames: when the place outside probed functions carries outer_share
-  // and even the first outer frame's body probe does not fit, the planned functions whose
-  // places carry less than that place go too (never the roots or the annotated functions):
-  // it is where the variance is, and a plan that cannot look there stalls on its crumbs
-  // (memcached: plan 0 at three times the budget, 70 % outside, nothing admitted).
-  if (outside > 0 && first_outer < candidates.size() &&
-      predicted + price_of[first_outer].body > er.budget_records) {
-    const auto order = trim_order(plan, outer_keep(db, plan, by_group, outside),
+  // Room for the lead source: when even its cheapest candidate does not fit after that (an
+  // outer frame: its body probe), the planned functions whose places carry less than the
+  // lead place go too (never the roots, the annotated functions or the lead's chain): it is
+  // where the variance is, and a plan that cannot look there stalls on its crumbs
+  // (memcached: plan 0 at three times the budget, 70 % outside probed functions, nothing
+  // admitted; later a hash helper measured at 65 calls an interval, 2 % of Var(L)).
+  if (const double need = cheapest_of_lead(db, candidates, price_of, lead);
+      need >= 0 && predicted + need > er.budget_records) {
+    const auto order = trim_order(plan, lead_keep(db, plan, by_group, lead),
                                   contributions_of(by_group), cost, path);
     const std::size_t before = er.trimmed.size();
-    trim_until(order, price_of[first_outer].body, er.budget_records, cost, path, predicted,
-               planned_now, er.trimmed);
-    er.trimmed_for_outer.assign(er.trimmed.begin() + static_cast<long>(before), er.trimmed.end());
+    trim_until(order, need, er.budget_records, cost, path, predicted, planned_now, er.trimmed);
+    er.trimmed_for_lead.assign(er.trimmed.begin() + static_cast<long>(before), er.trimmed.end());
+    er.lead = lead.name;
+    // the room is the lead's: its candidates are admitted first
+    lead_first(db, lead, candidates, price_of);
   }
 
   // Admit candidates in order while the prediction fits; an outer frame whose calls do not

@@ -174,9 +174,11 @@ struct ExpandResult {
   std::vector<FunctionId> added;     // functions added to plan next_iteration
   std::vector<FunctionId> body_only; // of those, planned for their body probe alone
   std::vector<FunctionId> trimmed;   // functions of the last plan dropped to make room
-  // of those, functions whose places carried keep_share but less than the place outside
-  // probed functions, dropped so that the outer frames fit
-  std::vector<FunctionId> trimmed_for_outer;
+  // of those, functions whose places carried keep_share but less than the lead place (the
+  // source carrying the most: outside probed functions, or the best-ranked place expanded),
+  // dropped so that its first candidate fits
+  std::vector<FunctionId> trimmed_for_lead;
+  std::string lead; // that place's key
   std::vector<Refusal> refused;
   double budget_records = 0;    // per interval
   double measured_records = 0;  // the last run, per interval
