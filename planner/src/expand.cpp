@@ -518,7 +518,7 @@ std::string budget_stop_reason(ws::Database &db, int iteration, const ExpandOpti
     std::snprintf(
         buf, sizeof buf,
         "probe budget spent: plan %d costs %.0f records per interval on an interval's "
-        "critical path%s, more than the budget of %.0f (budget = %.2f of the mean "
+        "critical path%s, more than the budget of %.0f (budget = %g of the mean "
         "latency %.1f us, %.0f ns a record) before any of %zu candidate(s); raise "
         "`budget` in vprof.toml, or begin and end the intervals in functions called "
         "once per interval",

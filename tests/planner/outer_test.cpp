@@ -305,7 +305,7 @@ TEST(Expand, AStopOnAPlanOverItsBudgetSaysWhatThePlanCosts) {
   ASSERT_TRUE(e.stop);
   EXPECT_EQ(e.reason.rfind("probe budget spent: plan 0 costs 80 records per interval", 0), 0u)
       << e.reason;
-  EXPECT_NE(e.reason.find("more than the budget of 20 (budget = 0.10 of the mean latency 5.0 us"),
+  EXPECT_NE(e.reason.find("more than the budget of 20 (budget = 0.1 of the mean latency 5.0 us"),
             std::string::npos)
       << e.reason;
   EXPECT_NE(e.reason.find("raise `budget` in vprof.toml"), std::string::npos) << e.reason;
