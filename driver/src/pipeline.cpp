@@ -80,6 +80,25 @@ RefusalCounts count_refusals(const std::vector<instr::Diagnostic> &refused) {
   return n;
 }
 
+// The refusals after the first `shown`, by name with their count, in order of appearance
+// ("memcpy x12, base64_encode x3"): the loop's output names every one it could not probe.
+std::string named_rest(const std::vector<instr::Diagnostic> &refused, std::size_t shown) {
+  std::vector<std::pair<std::string, std::size_t>> names;
+  for (std::size_t i = shown; i < refused.size(); ++i) {
+    const std::string name = refused[i].subject.empty() ? "?" : refused[i].subject;
+    auto it =
+        std::find_if(names.begin(), names.end(), [&](const auto &n) { return n.first == name; });
+    if (it == names.end())
+      names.push_back({name, 1});
+    else
+      ++it->second;
+  }
+  std::string out;
+  for (const auto &[name, n] : names)
+    out += (out.empty() ? "" : ", ") + name + (n > 1 ? " x" + std::to_string(n) : "");
+  return out;
+}
+
 std::string shown_path(const Config &cfg, const std::string &file) {
   const fs::path rel = fs::path(file).lexically_relative(cfg.root.lexically_normal());
   return !rel.empty() && *rel.begin() != ".." ? rel.string() : file;
@@ -114,7 +133,8 @@ std::string refusals_line(const Config &cfg, const std::vector<instr::Diagnostic
   const std::string all =
       "`vprof instrument " + (file == "<file>" ? file : shown_path(cfg, file)) + "` lists all";
   if (refused.size() > shown)
-    line += "; and " + std::to_string(refused.size() - shown) + " more; " + all;
+    line += "; and " + std::to_string(refused.size() - shown) +
+            " more: " + named_rest(refused, shown) + "; " + all;
   else
     line += " (" + all + ")";
   return line;

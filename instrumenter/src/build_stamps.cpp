@@ -118,7 +118,7 @@ std::map<std::string, std::string> plan_stamps(ws::Database &db, int iteration) 
     auto [it, fresh] = hashes.try_emplace(f.file, 0);
     if (fresh)
       it->second = fnv1a(0xcbf29ce484222325ull, seed);
-    it->second = fnv1a(it->second, std::to_string(f.id));
+    it->second = fnv1a(it->second, (f.body_only ? "b" : "") + std::to_string(f.id));
   }
   // A file with marks and nothing planned: compiled by the wrapper (VPROF_ENABLE), unchanged.
   for (const auto &file : ws::marked_files(db))

@@ -100,6 +100,14 @@ private:
     }
   }
 
+  // The USR of the function a lambda is written in (through nested lambdas).
+  std::string enclosing_usr(const LambdaExpr *le) const {
+    for (const DeclContext *dc = le->getLambdaClass()->getDeclContext(); dc; dc = dc->getParent())
+      if (const auto *f = dyn_cast<FunctionDecl>(dc); f && !detail::is_lambda_operator(f))
+        return usr_of(f);
+    return usr_of(le->getCallOperator());
+  }
+
   bool in_main(SourceLocation loc) const {
     return loc.isValid() && sm_.isWrittenInMainFile(sm_.getExpansionLoc(loc));
   }
@@ -159,7 +167,10 @@ private:
     s.col = sm_.getExpansionColumnNumber(lb);
     st_.sites.push_back(s);
     note_top_level(fd);
-    collect_calls(ctx_, st_, fi, body, seen_calls_);
+    // A function planned for its body alone (an outer frame with more calls than the budget
+    // holds) gets no call-site probes; a lambda in it goes with it.
+    if (!st_.body_only.count(le ? enclosing_usr(le) : usr))
+      collect_calls(ctx_, st_, fi, body, seen_calls_);
   }
 
   ASTContext &ctx_;

@@ -133,8 +133,11 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
       res.ok = true;
       return res;
     }
-    for (const auto &f : ws::planned_functions(db, iteration))
+    for (const auto &f : ws::planned_functions(db, iteration)) {
       st.planned[f.usr] = f.id;
+      if (f.body_only)
+        st.body_only.insert(f.usr);
+    }
     load_final_plan(db, iteration, st);
   } catch (const std::exception &e) {
     res.error = e.what();

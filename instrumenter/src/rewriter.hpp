@@ -53,6 +53,8 @@ struct Site {
 // Everything one rewrite collects before it touches the database.
 struct State {
   std::unordered_map<std::string, std::int64_t> planned; // usr -> function id
+  // Planned for their body probe only (plans.body_only): none of their calls is timed.
+  std::unordered_set<std::string> body_only;
   // A final plan (`vprof loop`'s final plan, plans.final = 1): direct calls of the
   // program's own functions are not timed (a dropped callee's time stays in the caller's
   // body, a planned one's body probe times it); calls of outside functions and virtual

@@ -25,6 +25,9 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
   }
   if (run.critical_records > 0 && probe_records > 0)
     path_factor_ = std::max(1.0, static_cast<double>(run.critical_records) / probe_records);
+  for (const auto &row : plan)
+    if (row.body_only)
+      body_only_.insert(row.function);
   for (const auto &row : plan) {
     double body = 0, sites = 0;
     auto &kept = final_sites_[row.function];
@@ -86,7 +89,7 @@ CostModel::CostModel(ws::Database &db, const ws::RunRow &run, const std::vector<
   // every candidate with a loop hot (a dispatcher called once per command).
   double extra = 0, looped = 0;
   for (const auto &[f, body] : body_calls_) {
-    if (body <= 0)
+    if (body <= 0 || body_only_.count(f)) // no call-site probes ran in it
       continue;
     const auto &c = sites_in_[f];
     if (c.looped == 0)
@@ -134,7 +137,7 @@ ws::CallSiteCount CostModel::sites_in(FunctionId f) const {
 double CostModel::self_calibration() const {
   double measured = 0, predicted = 0;
   for (const auto &[f, body] : body_calls_) {
-    if (body <= 0)
+    if (body <= 0 || body_only_.count(f)) // its call sites were not probed: nothing to check
       continue;
     measured += function_records(f);
     auto c = sites_in(f);
@@ -164,6 +167,11 @@ double CostModel::predict_records(FunctionId f) const {
     n = unseen_calls(f);
   auto c = sites_in(f);
   return 2 * n * (1 + c.straight + loop_trips_ * c.looped);
+}
+
+double CostModel::predict_body_records(FunctionId f) const {
+  double n = calls(f);
+  return 2 * (n < 0 ? unseen_calls(f) : n);
 }
 
 } // namespace vprof::planner

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <unordered_map>
 
@@ -63,6 +64,14 @@ struct Candidate {
   double critical_ns = 0; // its time on the critical path (0: never seen there)
   int height = -1;        // call-graph height: how much code runs below it
   ws::PlanReason reason = ws::PlanReason::Expand;
+  // a function the last plan held for its body alone, now given its call sites too
+  bool upgrade = false;
+};
+
+// What admitting a candidate costs, per interval on the critical path: with its call sites,
+// and (an outer frame may be planned for its body alone) its body probe only.
+struct Price {
+  double full = 0, body = 0;
 };
 
 class Expansion {
@@ -139,6 +148,8 @@ public:
 
 private:
   void push(FunctionId f, const std::string &key, ws::PlanReason reason = ws::PlanReason::Expand) {
+    if (f > 0 && plan_.count(f) && cost_.body_only(f) && reason == ws::PlanReason::Expand)
+      return push_upgrade(f, key);
     if (f <= 0 || plan_.count(f) || seen_.count(f))
       return;
     auto row = ws::function_row(db_, f);
@@ -149,13 +160,25 @@ private:
     out_.push_back({f, key, cp == view_.critical_ns.end() ? 0 : cp->second, row->height, reason});
   }
 
+  // A function planned for its body alone whose place is expanded: its call sites join (its
+  // callees join as candidates of their own beside it).
+  void push_upgrade(FunctionId f, const std::string &key) {
+    if (seen_.count(f))
+      return;
+    seen_.insert(f);
+    auto row = ws::function_row(db_, f);
+    auto cp = view_.critical_ns.find(f);
+    out_.push_back({f, key, cp == view_.critical_ns.end() ? 0 : cp->second, row ? row->height : -1,
+                    ws::PlanReason::Expand, true});
+  }
+
   // The function and its callees. The callees of a function whose body probe ran were
   // timed at their call sites: only those that ran on the critical path are worth a body
   // probe. A function without probes inside: all its callees are candidates.
   void add_function(FunctionId f, const std::string &key) {
     push(f, key);
     std::set<FunctionId> probed; // callees of f whose call sites were probed in the run
-    if (cost_.measured(f))
+    if (cost_.calls_probed(f))
       for (const auto &s : ws::sites_of(db_, f))
         if (!s.body)
           for (const auto &t : ws::call_targets(db_, s.id))
@@ -285,6 +308,267 @@ double calibration(ws::Database &db, int iteration, const CostModel &cost, doubl
                     std::max(1.0, max_calibration));
 }
 
+// The source carrying the most of Var(L) among those expanded: the place outside probed
+// functions when it expands upward, else the best-ranked place taken (its key, share, node).
+struct Lead {
+  std::string key, label, name;
+  double share = 0;
+  int node = -1;
+  FunctionId function = 0; // a function's place: its function
+  void consider(const ws::PlaceRow &p, const std::string &group) {
+    if (p.contribution > share)
+      *this = {p.key,          group,  p.name,
+               p.contribution, p.node, p.kind == ws::PlaceKind::Function ? p.function : 0};
+  }
+  // Whether a candidate is the lead's: brought by its key, or — a function's place whose
+  // candidates a factor of the same function took first — the function or one of its callees.
+  bool brought(ws::Database &db, const Candidate &c) const {
+    if (c.factor == key)
+      return true;
+    if (!function)
+      return false;
+    if (c.function == function)
+      return true;
+    const auto callees = ws::defined_callees(db, function);
+    return std::find(callees.begin(), callees.end(), c.function) != callees.end();
+  }
+};
+
+// What the lead's cheapest candidate costs (an outer frame: its body probe), or
+// -1 when the source brought none: the least room the lead source needs.
+double cheapest_of_lead(ws::Database &db, const std::vector<Candidate> &candidates,
+                        const std::vector<Price> &price_of, const Lead &lead) {
+  double least = -1;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    if (lead.brought(db, candidates[i])) {
+      const double p =
+          candidates[i].reason == ws::PlanReason::Outer ? price_of[i].body : price_of[i].full;
+      least = least < 0 ? p : std::min(least, p);
+    }
+  return least;
+}
+
+// A candidate's price per interval, predictions scaled by `scale` (the critical-path factor
+// times the calibration). An upgrade pays for its call sites only: its body probe ran.
+Price candidate_price(const CostModel &cost, const Candidate &c, double scale) {
+  const double body = scale * cost.predict_body_records(c.function);
+  const double full = scale * cost.predict_records(c.function);
+  return {c.upgrade ? std::max(0.0, full - body) : full, body};
+}
+
+// The largest |contribution| or |share| of a place each function holds, over the groups.
+std::unordered_map<FunctionId, double> contributions_of(const std::vector<Group> &groups) {
+  std::unordered_map<FunctionId, double> out;
+  for (const Group &g : groups)
+    for (const auto &[f, c] : place_contributions(g.places))
+      out[f] = std::max(out[f], c);
+  return out;
+}
+
+// The planned functions the room step never drops: the annotated functions, the functions
+// on the chains of the sources being expanded and of the places carrying keep_share, and
+// the functions holding those places.
+std::set<FunctionId> kept_functions(ws::Database &db, const std::vector<Group> &groups,
+                                    double keep_share) {
+  std::set<FunctionId> keep;
+  for (auto f : ws::annotated_functions(db))
+    keep.insert(f);
+  for (const Group &g : groups) {
+    for (auto f : chain_functions(g.view, g.protected_nodes))
+      keep.insert(f);
+    std::set<int> carrying;
+    for (const auto &p : g.places)
+      if (std::max(std::abs(p.contribution), std::abs(p.share)) >= keep_share) {
+        if (p.node >= 0)
+          carrying.insert(p.node);
+        keep.insert(p.kind == ws::PlaceKind::Function ? p.function : p.holder);
+      }
+    for (auto f : chain_functions(g.view, carrying))
+      keep.insert(f);
+  }
+  return keep;
+}
+
+// What the room step keeps when the lead source needs room: the annotated functions, the
+// roots, the functions on the chain of the lead place's node, and the functions whose
+// places carry as much as the lead place.
+std::set<FunctionId> lead_keep(ws::Database &db, const std::vector<ws::PlanRow> &plan,
+                               const std::vector<Group> &groups, const Lead &lead) {
+  std::set<FunctionId> keep;
+  for (auto f : ws::annotated_functions(db))
+    keep.insert(f);
+  for (const auto &r : plan)
+    if (r.reason == ws::PlanReason::Root)
+      keep.insert(r.function);
+  for (const Group &g : groups)
+    if (g.label == lead.label && lead.node >= 0)
+      for (auto f : chain_functions(g.view, {lead.node}))
+        keep.insert(f);
+  for (const auto &[f, c] : contributions_of(groups))
+    if (c >= lead.share)
+      keep.insert(f);
+  return keep;
+}
+
+// The planned functions that may be dropped (neither roots nor in `keep`), the most
+// expensive per unit of explained variance first: cheap, important functions stay.
+std::vector<std::pair<double, FunctionId>>
+trim_order(const std::vector<ws::PlanRow> &plan, const std::set<FunctionId> &keep,
+           const std::unordered_map<FunctionId, double> &contribution, const CostModel &cost,
+           double path) {
+  std::vector<std::pair<double, FunctionId>> out;
+  for (const auto &r : plan) {
+    if (r.reason == ws::PlanReason::Root || keep.count(r.function))
+      continue;
+    auto it = contribution.find(r.function);
+    const double c = it == contribution.end() ? 0 : it->second;
+    out.push_back({path * cost.function_records(r.function) / std::max(c, 1e-3), r.function});
+  }
+  std::sort(out.rbegin(), out.rend());
+  return out;
+}
+
+// Drops the functions of `order` still in `planned` until `predicted + need` fits the budget
+// (or nothing is left to drop); each dropped function saves its measured records.
+void trim_until(const std::vector<std::pair<double, FunctionId>> &order, double need, double budget,
+                const CostModel &cost, double path, double &predicted,
+                std::set<FunctionId> &planned, std::vector<FunctionId> &trimmed) {
+  for (const auto &[price, f] : order) {
+    if (predicted + need <= budget)
+      break;
+    const double saved = path * cost.function_records(f);
+    if (saved <= 0 || !planned.count(f))
+      continue;
+    predicted -= saved;
+    planned.erase(f);
+    trimmed.push_back(f);
+  }
+}
+
+// Moves the lead's candidates (and their prices) ahead of the others, each side in its order.
+void lead_first(ws::Database &db, const Lead &lead, std::vector<Candidate> &candidates,
+                std::vector<Price> &price_of) {
+  std::vector<std::pair<Candidate, Price>> both;
+  for (std::size_t i = 0; i < candidates.size(); ++i)
+    both.push_back({candidates[i], price_of[i]});
+  std::stable_partition(both.begin(), both.end(),
+                        [&](const auto &cp) { return lead.brought(db, cp.first); });
+  for (std::size_t i = 0; i < both.size(); ++i) {
+    candidates[i] = both[i].first;
+    price_of[i] = both[i].second;
+  }
+}
+
+// One admitted candidate, and whether it joins for its body probe alone.
+struct Admitted {
+  const Candidate *candidate = nullptr;
+  bool body_only = false;
+};
+
+// Admits the candidates in order while `predicted` stays within the budget: with their call
+// sites, or — an outer frame (drive_machine: a switch over a connection's states, dozens
+// of calls, a few of them run per event) — for its body probe alone when only that fits.
+// The others are refused, with the reason.
+std::vector<Admitted> admit(ws::Database &db, const std::vector<Candidate> &candidates,
+                            const std::vector<Price> &price_of, double budget, bool stream_capped,
+                            double &predicted, std::vector<Refusal> &refused) {
+  std::vector<Admitted> out;
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    const Candidate &c = candidates[i];
+    const Price &p = price_of[i];
+    if (predicted + p.full <= budget) {
+      predicted += p.full;
+      out.push_back({&c, false});
+      continue;
+    }
+    if (c.reason == ws::PlanReason::Outer && predicted + p.body <= budget) {
+      predicted += p.body;
+      out.push_back({&c, true});
+      continue;
+    }
+    Refusal r;
+    r.function = c.function;
+    auto row = ws::function_row(db, c.function);
+    r.name = row ? row->name : std::to_string(c.function);
+    r.records = p.full;
+    r.why = p.full > 0.25 * budget ? "hot: timed at its call sites instead"
+            : stream_capped        ? "over the stream cap"
+                                   : "over the exploration budget";
+    refused.push_back(std::move(r));
+  }
+  return out;
+}
+
+// Why nothing was admitted, by the limit that bound the plan: the stream cap (the user's to
+// raise), the plan itself costing more than the budget before any candidate (what to change
+// is the budget or the annotations), or the candidates' prices.
+std::string budget_stop_reason(ws::Database &db, int iteration, const ExpandOptions &opt,
+                               const ExpandResult &er, double kept) {
+  char buf[400];
+  if (er.stream_capped)
+    return "stream cap: the next plan's longest thread stream would pass " +
+           std::string(ws::plan_cost(db, iteration) ? "half" : "a quarter") +
+           " of the per-thread stream cap (stream_cap_mb = " +
+           std::to_string((opt.budget.stream_cap_records * 16) >> 20) + "; " +
+           std::to_string(er.refused.size()) +
+           " candidate(s) refused); raise stream_cap_mb in vprof.toml or shorten the workload";
+  if (kept > er.budget_records) {
+    const double mean_us =
+        er.budget_records * opt.budget.record_ns / std::max(opt.budget.exploration, 1e-6) / 1e3;
+    std::snprintf(
+        buf, sizeof buf,
+        "probe budget spent: plan %d costs %.0f records per interval on an interval's "
+        "critical path%s, more than the budget of %.0f (budget = %g of the mean "
+        "latency %.1f us, %.0f ns a record) before any of %zu candidate(s); raise "
+        "`budget` in vprof.toml, or begin and end the intervals in functions called "
+        "once per interval",
+        iteration, kept,
+        er.trimmed.empty()
+            ? ""
+            : (" after dropping " + std::to_string(er.trimmed.size()) + " function(s)").c_str(),
+        er.budget_records, opt.budget.exploration, mean_us, opt.budget.record_ns,
+        er.refused.size());
+    return buf;
+  }
+  return "probe budget spent (" + std::to_string(er.refused.size()) +
+         " candidate(s) would cost more than the exploration budget)";
+}
+
+// The next plan: the last one without the trimmed functions (none of it final any more),
+// an upgraded function with its call sites, then the admitted candidates.
+std::vector<ws::PlanRow> next_plan(const std::vector<ws::PlanRow> &plan,
+                                   const std::set<FunctionId> &planned,
+                                   const std::vector<Admitted> &additions, ExpandResult &er) {
+  std::vector<ws::PlanRow> next;
+  std::set<FunctionId> upgraded;
+  for (const Admitted &a : additions)
+    if (a.candidate->upgrade)
+      upgraded.insert(a.candidate->function);
+  for (auto r : plan) {
+    if (!planned.count(r.function))
+      continue;
+    r.final = false; // expanding a final plan by hand: the next plan is not final
+    if (upgraded.count(r.function))
+      r.body_only = false;
+    next.push_back(std::move(r));
+  }
+  for (const Admitted &a : additions) {
+    const Candidate *c = a.candidate;
+    er.added.push_back(c->function);
+    if (c->upgrade)
+      continue;
+    ws::PlanRow r;
+    r.function = c->function;
+    r.reason = c->reason;
+    r.factor = c->factor;
+    r.body_only = a.body_only;
+    if (a.body_only)
+      er.body_only.push_back(c->function);
+    next.push_back(std::move(r));
+  }
+  return next;
+}
+
 } // namespace
 
 std::vector<std::string> loop_groups(ws::Database &db, const ws::RunRow &run,
@@ -360,6 +644,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     by_group.push_back({label, ws::places_of(db, run.id, label), run_view(db, run, label), {}});
   std::set<FunctionId> seen;
   std::vector<std::vector<Candidate>> per_factor;
+  Lead lead; // the source carrying the most, whose first candidate may take others' room
   // Those seen on the critical path first, by their time there; then the unseen ones with
   // the most code below them (the callee that can hold a hot function's time: PostgreSQL's
   // CommitTransaction, not the leaf BlockStateAsString beside it).
@@ -379,6 +664,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     // ancestor first.
     for (const auto &p : g.places)
       if (p.kind == ws::PlaceKind::Outside && p.contribution >= opt.outer_share) {
+        lead.consider(p, g.label);
         ex.add_outer(outer_starts(db, g.view), opt.outer_depth, p.key);
         if (ex.size())
           per_factor.push_back(ex.take());
@@ -403,6 +689,7 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     for (const auto &p : top_places(g.places, 4 * k, opt.keep_share)) {
       if (from_places == k)
         break;
+      lead.consider(p, g.label);
       ex.add_place(p);
       auto got = ex.take();
       if (got.empty())
@@ -452,111 +739,54 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
     er.budget_records = std::min(er.budget_records, cap);
   }
   er.calibration = calibration(db, iteration, cost, er.measured_records, opt.max_calibration);
-  std::vector<double> price_of(candidates.size());
+  std::vector<Price> price_of(candidates.size());
   double wanted = 0;
-  for (std::size_t i = 0; i < candidates.size(); ++i)
-    wanted += price_of[i] = path * er.calibration * cost.predict_records(candidates[i].function);
+  for (std::size_t i = 0; i < candidates.size(); ++i) {
+    price_of[i] = candidate_price(cost, candidates[i], path * er.calibration);
+    wanted += price_of[i].full;
+  }
 
   // Room: when the plan costs more than the budget, or the candidates do not fit, planned
   // functions that carry nothing (no place of theirs reaches keep_share, on no chain of a
   // place that does or of the factors being expanded) are dropped, the most expensive per
   // unit of variance first, until everything fits or nothing is left to drop.
   double predicted = er.measured_records;
+  std::set<FunctionId> planned_now = planned;
   if (predicted + wanted > er.budget_records) {
-    std::set<FunctionId> keep;
-    for (auto f : ws::annotated_functions(db))
-      keep.insert(f);
-    std::unordered_map<FunctionId, double> contribution;
-    for (const Group &g : by_group) {
-      for (auto f : chain_functions(g.view, g.protected_nodes))
-        keep.insert(f);
-      std::set<int> carrying;
-      for (const auto &p : g.places)
-        if (std::max(std::abs(p.contribution), std::abs(p.share)) >= opt.keep_share) {
-          if (p.node >= 0)
-            carrying.insert(p.node);
-          keep.insert(p.kind == ws::PlaceKind::Function ? p.function : p.holder);
-        }
-      for (auto f : chain_functions(g.view, carrying))
-        keep.insert(f);
-      for (const auto &[f, c] : place_contributions(g.places))
-        contribution[f] = std::max(contribution[f], c);
-    }
-    std::vector<std::pair<double, FunctionId>> trimmable;
-    for (const auto &r : plan) {
-      if (r.reason == ws::PlanReason::Root || keep.count(r.function))
-        continue;
-      double c = contribution.count(r.function) ? contribution[r.function] : 0;
-      // cost per unit of explained variance: cheap, important functions stay
-      double price = path * cost.function_records(r.function) / std::max(c, 1e-3);
-      trimmable.push_back({price, r.function});
-    }
-    std::sort(trimmable.rbegin(), trimmable.rend());
-    for (const auto &[price, f] : trimmable) {
-      if (predicted + wanted <= er.budget_records)
-        break;
-      double saved = path * cost.function_records(f);
-      if (saved <= 0)
-        continue;
-      predicted -= saved;
-      planned.erase(f);
-      er.trimmed.push_back(f);
-    }
+    const auto order = trim_order(plan, kept_functions(db, by_group, opt.keep_share),
+                                  contributions_of(by_group), cost, path);
+    trim_until(order, wanted, er.budget_records, cost, path, predicted, planned_now, er.trimmed);
+  }
+  // Room for the lead source: when even its cheapest candidate does not fit after that (an
+  // outer frame: its body probe), the planned functions whose places carry less than the
+  // lead place go too (never the roots, the annotated functions or the lead's chain): it is
+  // where the variance is, and a plan that cannot look there stalls on its crumbs
+  // (memcached: plan 0 at three times the budget, 70 % outside probed functions, nothing
+  // admitted; later a hash helper measured at 65 calls an interval, 2 % of Var(L)).
+  if (const double need = cheapest_of_lead(db, candidates, price_of, lead);
+      need >= 0 && predicted + need > er.budget_records) {
+    const auto order = trim_order(plan, lead_keep(db, plan, by_group, lead),
+                                  contributions_of(by_group), cost, path);
+    const std::size_t before = er.trimmed.size();
+    trim_until(order, need, er.budget_records, cost, path, predicted, planned_now, er.trimmed);
+    er.trimmed_for_lead.assign(er.trimmed.begin() + static_cast<long>(before), er.trimmed.end());
+    er.lead = lead.name;
+    // the room is the lead's: its candidates are admitted first
+    lead_first(db, lead, candidates, price_of);
   }
 
-  // Admit candidates in order while the prediction fits.
+  // Admit candidates in order while the prediction fits; an outer frame whose calls do not
+  // fit is admitted for its body probe alone when that fits.
   const double kept = predicted;
-  std::vector<const Candidate *> additions;
-  for (std::size_t i = 0; i < candidates.size(); ++i) {
-    const Candidate &c = candidates[i];
-    double p = price_of[i];
-    if (predicted + p > er.budget_records) {
-      Refusal r;
-      r.function = c.function;
-      auto row = ws::function_row(db, c.function);
-      r.name = row ? row->name : std::to_string(c.function);
-      r.records = p;
-      r.why = p > 0.25 * er.budget_records ? "hot: timed at its call sites instead"
-              : er.stream_capped           ? "over the stream cap"
-                                           : "over the exploration budget";
-      er.refused.push_back(std::move(r));
-      continue;
-    }
-    predicted += p;
-    additions.push_back(&c);
-  }
+  std::vector<Admitted> additions =
+      admit(db, candidates, price_of, er.budget_records, er.stream_capped, predicted, er.refused);
   er.predicted_records = predicted;
   if (additions.empty()) {
     er.stop = true;
-    // the limit that bound the plan, by its name: the stream cap is the user's to raise
-    if (er.stream_capped)
-      er.reason = "stream cap: the next plan's longest thread stream would pass " +
-                  std::string(ws::plan_cost(db, iteration) ? "half" : "a quarter") +
-                  " of the per-thread stream cap (stream_cap_mb = " +
-                  std::to_string((opt.budget.stream_cap_records * 16) >> 20) + "; " +
-                  std::to_string(er.refused.size()) +
-                  " candidate(s) refused); raise stream_cap_mb in vprof.toml or shorten the "
-                  "workload";
-    else
-      er.reason = "probe budget spent (" + std::to_string(er.refused.size()) +
-                  " candidate(s) would cost more than the exploration budget)";
+    er.reason = budget_stop_reason(db, iteration, opt, er, kept);
     return er;
   }
-  std::vector<ws::PlanRow> next;
-  for (auto r : plan) {
-    if (!planned.count(r.function))
-      continue;
-    r.final = false; // expanding a final plan by hand: the next plan is not final
-    next.push_back(std::move(r));
-  }
-  for (const Candidate *c : additions) {
-    ws::PlanRow r;
-    r.function = c->function;
-    r.reason = c->reason;
-    r.factor = c->factor;
-    next.push_back(std::move(r));
-    er.added.push_back(c->function);
-  }
+  std::vector<ws::PlanRow> next = next_plan(plan, planned_now, additions, er);
   ws::write_plan(db, er.next_iteration, next);
   ws::write_plan_cost(db, {er.next_iteration, kept, predicted - kept, er.budget_records});
   er.reason = "expanded";

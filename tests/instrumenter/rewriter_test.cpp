@@ -342,3 +342,39 @@ TEST(Rewriter, FinalPlanTimesOnlyTheOutsideCallsItLists) {
   EXPECT_NE(fin.output.find("return kept(x) + leaf(x);"), std::string::npos) << fin.output;
   EXPECT_NE(fin.output.find("VPROF_PROBE_SCOPE"), std::string::npos);
 }
+
+// A function planned for its body alone (plans.body_only: an outer frame whose calls would
+// not fit the budget) gets its body probe and no call-site probe, nor a lambda in it; a
+// planned function beside it keeps its call sites.
+TEST(Rewriter, ABodyOnlyFunctionGetsNoCallSiteProbes) {
+  Fixture fx("/virtual/o.c",
+             "int printf(const char *, ...);\n"
+             "int leaf(int x) { return x + 1; }\n"
+             "int step(int x) { return leaf(x) * 2; }\n"
+             "int loop(int x) {\n  printf(\"%d\", x);\n  return step(x) + leaf(x);\n}\n");
+  fx.scan();
+  planner::FirstPlanOptions po;
+  po.roots = {"loop"};
+  po.depth = 1;
+  ASSERT_GE(planner::first_plan(fx.db, po), 3); // loop, step, leaf
+  fx.db.exec("INSERT INTO plans(iteration, function, reason, body_only) SELECT 1, p.function, "
+             "p.reason, f.name = 'loop' FROM plans p JOIN functions f ON f.id = p.function "
+             "WHERE p.iteration = 0");
+  auto r = fx.rewrite(1);
+  ASSERT_TRUE(r.ok) << r.error;
+  EXPECT_EQ(r.body_sites, 3) << r.output;
+  EXPECT_EQ(r.call_sites, 1) << r.output; // leaf in step only
+  EXPECT_NE(r.output.find("printf(\"%d\", x);"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("return step(x) + leaf(x);"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("return __extension__({ VPROF_PROBE_SCOPE("), std::string::npos)
+      << r.output;
+  // the plan's rows carry the mark: one of them, loop's
+  int marked = 0;
+  for (const auto &f : vprof::ws::planned_functions(fx.db, 1))
+    marked += f.body_only ? 1 : 0;
+  EXPECT_EQ(marked, 1);
+  // the same functions with every call site: the plan of iteration 0 times all four calls
+  auto all = fx.rewrite(0);
+  ASSERT_TRUE(all.ok) << all.error;
+  EXPECT_EQ(all.call_sites, 4) << all.output;
+}

@@ -179,18 +179,134 @@ TEST(Expand, NoUpwardExpansionBelowTheThreshold) {
 
 // The outer frames join within the exploration budget, in order: 10 % of 5 µs at 25 ns is 20
 // records; the plan measured 4, loop_iteration costs 10 (its body and four call sites),
-// process_batch 4, write_replies 4 — past the budget, refused — before_sleep 6 (refused),
-// poll 2.
+// process_batch 4, write_replies 4 — past the budget with its call site, so for its body
+// alone (2) — before_sleep 6 and poll 2 refused (the budget is spent).
 TEST(Expand, TheOuterFramesRespectTheBudget) {
   Workspace w("budget");
   w.run(5e3, 0.9);
   auto e = pl::expand(*w.db, 0, options());
   ASSERT_FALSE(e.stop) << e.reason;
   EXPECT_DOUBLE_EQ(e.budget_records, 20.0);
-  EXPECT_EQ(e.added, (Ids{kIteration, kBatch, kPoll}));
+  EXPECT_EQ(e.added, (Ids{kIteration, kBatch, kReplies}));
+  EXPECT_EQ(e.body_only, (Ids{kReplies}));
   Ids refused;
   for (const auto &r : e.refused)
     refused.push_back(r.function);
-  EXPECT_EQ(refused, (Ids{kReplies, kBeforeSleep}));
+  EXPECT_EQ(refused, (Ids{kBeforeSleep, kPoll}));
   EXPECT_LE(e.predicted_records, e.budget_records);
+}
+
+// An ancestor whose calls do not fit is planned for its body probe alone (memcached's
+// drive_machine: a switch over a connection's states with dozens of calls): 10 % of 3 µs at
+// 25 ns is 12 records; the plan measured 4; loop_iteration with its four call sites (10)
+// would pass it, its body (2) fits. The plan row says so, and the rewriter gives it no
+// call-site probes (tests/instrumenter: body_only).
+TEST(Expand, AnAncestorWhoseCallsDoNotFitIsProbedForItsBodyAlone) {
+  Workspace w("bodyonly");
+  w.run(3e3, 0.9);
+  auto e = pl::expand(*w.db, 0, options());
+  ASSERT_FALSE(e.stop) << e.reason;
+  ASSERT_FALSE(e.added.empty());
+  EXPECT_EQ(e.added.front(), kIteration);
+  EXPECT_NE(std::find(e.body_only.begin(), e.body_only.end(), kIteration), e.body_only.end());
+  EXPECT_LE(e.predicted_records, e.budget_records);
+  bool found = false;
+  for (const auto &r : ws::read_plan(*w.db, 1))
+    if (r.function == kIteration) {
+      found = true;
+      EXPECT_TRUE(r.body_only);
+      EXPECT_EQ(r.reason, ws::PlanReason::Outer);
+    } else {
+      EXPECT_EQ(r.body_only, r.function == kReplies) << r.function;
+    }
+  EXPECT_TRUE(found);
+  // planned functions: process_command, write_reply, loop_iteration (body), batch (4), ...
+  EXPECT_EQ(ws::planned_functions(*w.db, 1).size(), ws::read_plan(*w.db, 1).size());
+}
+
+// A function planned for its body alone whose place is expanded later gets its call sites:
+// the next plan's row is no longer body-only (an upgrade, priced for its call sites).
+TEST(Expand, ABodyOnlyFrameGetsItsCallsWhenItsPlaceIsExpanded) {
+  Workspace w("upgrade");
+  w.run(3e3, 0.9);
+  ASSERT_FALSE(pl::expand(*w.db, 0, options()).stop);
+  // iteration 1's run: loop_iteration's own place carries most of Var(L)
+  w.db->exec("INSERT INTO sites(id, kind, function, file, line, col) VALUES "
+             "(3,'body',3,'/s/l.c',3,1)");
+  w.db->prepare("INSERT INTO analysis_runs(iteration, trace_dir, records, streams, processes, "
+                "dropped, intervals, intervals_unfinished, wake_edges, root_height, "
+                "ticks_per_second, max_residual, max_stream_records) VALUES "
+                "(1, '/t', 300, 1, 1, 0, 100, 0, 0, 0, 1e9, 0, 0)")
+      .run();
+  ws::RunId id = w.db->last_insert_rowid();
+  w.db->prepare("INSERT INTO interval_stats(run, label, count, mean_ns) VALUES (?, '', 100, 1e6)")
+      .bind(1, id)
+      .run();
+  ws::store_site_calls(*w.db, id, {{1, 100}, {2, 100}, {3, 100}});
+  w.db->prepare("INSERT INTO tree_nodes(run, label, node, parent, path, kind, site, function, "
+                "name, mean_ns, expanded) VALUES (?1, '', 0, NULL, '/', 'root', NULL, NULL, "
+                "'(interval)', 1e6, 1), (?1, '', 1, 0, '/s3', 'site', 3, 3, 'loop_iteration', "
+                "9e5, 0)")
+      .bind(1, id)
+      .run();
+  w.db->prepare("INSERT INTO places(run, label, rank, key, name, function, contexts, mean_ns, "
+                "var_ns2, share, contribution, specificity, score, waker, via, place_kind, node) "
+                "VALUES (?, '', 1, 'f:3', 'loop_iteration', 3, 1, 0, 0, 0.8, 0.8, 1, 0, 0, '', "
+                "'function', 1)")
+      .bind(1, id)
+      .run();
+  auto e = pl::expand(*w.db, 1, options());
+  ASSERT_FALSE(e.stop) << e.reason;
+  EXPECT_NE(std::find(e.added.begin(), e.added.end(), kIteration), e.added.end());
+  for (const auto &r : ws::read_plan(*w.db, 2))
+    EXPECT_TRUE(r.function != kIteration || !r.body_only) << "its call sites join";
+}
+
+// When the place outside probed functions carries outer_share and the plan leaves no room
+// for even the ancestor's body, the planned functions whose places carry less than it are
+// dropped (never the roots): expire, planned with a place of 5 % and 30 records an interval,
+// gives its room to loop_iteration.
+TEST(Expand, TheOuterFramesTakeTheRoomOfFunctionsCarryingLess) {
+  Workspace w("room");
+  w.db->exec("INSERT INTO sites(id, kind, function, file, line, col) VALUES "
+             "(4,'body',12,'/s/l.c',40,1);"
+             "INSERT INTO plans(iteration, function, reason) VALUES (0,12,'depth')");
+  w.run(5e3, 0.9);
+  auto run = ws::latest_run(*w.db, 0);
+  ASSERT_TRUE(run);
+  ws::store_site_calls(*w.db, run->id, {{1, 100}, {2, 100}, {4, 1500}});
+  w.db->prepare("UPDATE analysis_runs SET records = 3400 WHERE id = ?").bind(1, run->id).run();
+  w.db->prepare("INSERT INTO places(run, label, rank, key, name, function, contexts, mean_ns, "
+                "var_ns2, share, contribution, specificity, score, waker, via, place_kind, node) "
+                "VALUES (?, '', 4, 'f:12', 'expire', 12, 1, 0, 0, 0.05, 0.05, 1, 0, 0, '', "
+                "'function', -1)")
+      .bind(1, run->id)
+      .run();
+  auto e = pl::expand(*w.db, 0, options());
+  ASSERT_FALSE(e.stop) << e.reason;
+  EXPECT_EQ(e.trimmed_for_lead, (Ids{kExpire}));
+  EXPECT_EQ(e.lead, "outside probed functions");
+  ASSERT_FALSE(e.added.empty());
+  EXPECT_EQ(e.added.front(), kIteration);
+  for (const auto &r : ws::read_plan(*w.db, 1))
+    EXPECT_NE(r.function, kExpire);
+}
+
+// A plan that costs more than the budget before any candidate (its roots run many times an
+// interval) stops with the figures: what it costs, the budget, and what to change.
+TEST(Expand, AStopOnAPlanOverItsBudgetSaysWhatThePlanCosts) {
+  Workspace w("over");
+  w.run(5e3, 0.9);
+  auto run = ws::latest_run(*w.db, 0);
+  ASSERT_TRUE(run);
+  ws::store_site_calls(*w.db, run->id, {{1, 2000}, {2, 2000}}); // 80 records an interval
+  w.db->prepare("UPDATE analysis_runs SET records = 8000 WHERE id = ?").bind(1, run->id).run();
+  auto e = pl::expand(*w.db, 0, options());
+  ASSERT_TRUE(e.stop);
+  EXPECT_EQ(e.reason.rfind("probe budget spent: plan 0 costs 80 records per interval", 0), 0u)
+      << e.reason;
+  EXPECT_NE(e.reason.find("more than the budget of 20 (budget = 0.1 of the mean latency 5.0 us"),
+            std::string::npos)
+      << e.reason;
+  EXPECT_NE(e.reason.find("raise `budget` in vprof.toml"), std::string::npos) << e.reason;
 }

@@ -243,8 +243,8 @@ std::optional<int> newest_plan_iteration(Database &db) {
 }
 
 std::vector<PlanRow> read_plan(Database &db, int iteration) {
-  auto st = db.prepare("SELECT function, reason, factor, final FROM plans WHERE iteration = ? "
-                       "ORDER BY function");
+  auto st = db.prepare("SELECT function, reason, factor, final, body_only FROM plans "
+                       "WHERE iteration = ? ORDER BY function");
   st.bind(1, iteration);
   std::vector<PlanRow> out;
   while (st.step()) {
@@ -253,6 +253,7 @@ std::vector<PlanRow> read_plan(Database &db, int iteration) {
     r.reason = reason_from_text(st.text(1)).value_or(PlanReason::User);
     r.factor = st.text(2);
     r.final = st.int64(3) != 0;
+    r.body_only = st.int64(4) != 0;
     out.push_back(std::move(r));
   }
   return out;
@@ -274,14 +275,15 @@ void write_plan(Database &db, int iteration, const std::vector<PlanRow> &rows) {
   Transaction tx(db);
   db.prepare("DELETE FROM plans WHERE iteration = ?").bind(1, iteration).run();
   auto ins = db.prepare(
-      "INSERT OR IGNORE INTO plans(iteration, function, reason, factor, final) VALUES (?,?,?,?,?)");
+      "INSERT OR IGNORE INTO plans(iteration, function, reason, factor, final, body_only) "
+      "VALUES (?,?,?,?,?,?)");
   for (const auto &r : rows) {
     ins.bind(1, iteration).bind(2, r.function).bind(3, reason_text(r.reason));
     if (r.factor.empty())
       ins.bind_null(4);
     else
       ins.bind(4, r.factor);
-    ins.bind(5, r.final ? 1 : 0).run();
+    ins.bind(5, r.final ? 1 : 0).bind(6, r.body_only ? 1 : 0).run();
   }
   tx.commit();
 }
@@ -342,12 +344,13 @@ std::optional<PlanCost> plan_cost(Database &db, int iteration) {
 }
 
 std::vector<PlannedFunction> planned_functions(Database &db, int iteration) {
-  auto st = db.prepare("SELECT f.id, f.usr, COALESCE(f.file, '') FROM plans p JOIN functions f "
-                       "ON f.id = p.function WHERE p.iteration = ? ORDER BY f.file, f.id");
+  auto st = db.prepare("SELECT f.id, f.usr, COALESCE(f.file, ''), p.body_only FROM plans p "
+                       "JOIN functions f ON f.id = p.function WHERE p.iteration = ? "
+                       "ORDER BY f.file, f.id");
   st.bind(1, iteration);
   std::vector<PlannedFunction> out;
   while (st.step())
-    out.push_back({st.int64(0), st.text(1), st.text(2)});
+    out.push_back({st.int64(0), st.text(1), st.text(2), st.int64(3) != 0});
   return out;
 }
 

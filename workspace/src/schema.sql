@@ -66,6 +66,7 @@ CREATE TABLE IF NOT EXISTS plans(
   reason    TEXT NOT NULL,                -- root|depth|expand|answer|outer|user
   factor    TEXT,                         -- expand: the factor (or place) key that added it
   final     INTEGER NOT NULL DEFAULT 0,   -- 1: a final plan (what the loop's answer keeps)
+  body_only INTEGER NOT NULL DEFAULT 0,   -- 1: its body probe only, no call-site probes
   PRIMARY KEY(iteration, function)
 );
 

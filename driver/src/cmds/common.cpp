@@ -214,6 +214,13 @@ std::string budget_line(const planner::ExpandResult &ex) {
   }
   if (!ex.trimmed.empty())
     line += "; " + std::to_string(ex.trimmed.size()) + " costly function(s) dropped to fit";
+  if (!ex.trimmed_for_lead.empty())
+    line += " (" + std::to_string(ex.trimmed_for_lead.size()) +
+            " of them carrying less than the place expanded first, " + ex.lead +
+            ", to make room for it)";
+  if (!ex.body_only.empty())
+    line += "; " + std::to_string(ex.body_only.size()) +
+            " outer frame(s) probed for their body alone (their calls would not fit)";
   if (!ex.refused.empty())
     line += "; " + std::to_string(ex.refused.size()) +
             " candidate(s) refused (hot callees stay timed at their call sites)";

@@ -70,11 +70,16 @@ public:
   // The same in a final plan that times only the call sites in `timed` of those a final
   // plan may keep (outside and dispatching calls).
   double final_records(FunctionId f, const std::set<ws::SiteId> &timed) const;
-  // Whether f's body probe ran in the run (its call sites then timed all its callees).
+  // Whether f's body probe ran in the run.
   bool measured(FunctionId f) const {
     auto it = body_calls_.find(f);
     return it != body_calls_.end() && it->second > 0;
   }
+  // Whether f's call sites were probed in the run (its body probe ran, and the plan did not
+  // hold it for its body alone): then they timed all its callees.
+  bool calls_probed(FunctionId f) const { return measured(f) && !body_only_.count(f); }
+  // Whether the run's plan held f for its body probe alone (PlanRow::body_only).
+  bool body_only(FunctionId f) const { return body_only_.count(f) > 0; }
   // Calls per interval of a function, from its body probe or the probed call sites that
   // name it; -1 when no probe saw it.
   double calls(FunctionId f) const;
@@ -82,6 +87,8 @@ public:
   // per call for each of its call sites outside loops and loop_trips() times that for each
   // call site inside a loop (the next run measures the truth).
   double predict_records(FunctionId f) const;
+  // Predicted records per interval of f's body probe alone: two per call.
+  double predict_body_records(FunctionId f) const;
   // How often a call site inside a loop runs per call of its function, from the functions
   // this run measured (4 when none of them has one; at least 1).
   double loop_trips() const { return loop_trips_; }
@@ -106,6 +113,7 @@ private:
   // the call sites a final plan may keep (outside, dispatching) and their records per interval
   std::unordered_map<FunctionId, std::vector<std::pair<ws::SiteId, double>>> final_sites_;
   std::unordered_map<FunctionId, ws::CallSiteCount> sites_in_; // planned functions' call sites
+  std::set<FunctionId> body_only_;                             // planned for their body probe alone
   ws::CallSiteCount sites_in(FunctionId f) const;
   // The calls per interval the loop-trip and self-calibration rules divide a measured
   // function's call-site records by: its own, at least one (a function called less often
@@ -164,7 +172,13 @@ struct ExpandResult {
   int next_iteration = 0;
   std::vector<std::string> top_keys; // the top-k factor and place keys considered
   std::vector<FunctionId> added;     // functions added to plan next_iteration
+  std::vector<FunctionId> body_only; // of those, planned for their body probe alone
   std::vector<FunctionId> trimmed;   // functions of the last plan dropped to make room
+  // of those, functions whose places carried keep_share but less than the lead place (the
+  // source carrying the most: outside probed functions, or the best-ranked place expanded),
+  // dropped so that its first candidate fits
+  std::vector<FunctionId> trimmed_for_lead;
+  std::string lead; // that place's key
   std::vector<Refusal> refused;
   double budget_records = 0;    // per interval
   double measured_records = 0;  // the last run, per interval

@@ -101,6 +101,9 @@ struct PlanRow {
   PlanReason reason = PlanReason::User;
   std::string factor; // Expand, Answer: the factor or place key that brought it
   bool final = false; // part of a final plan
+  // Only its body probe, none of its call sites: an outer frame whose calls would not fit
+  // the budget (docs/planner.md, "Upward expansion"); its callees join on their own.
+  bool body_only = false;
 };
 
 // The newest plan's iteration, or nullopt without a plan.
@@ -135,6 +138,7 @@ std::optional<PlanCost> plan_cost(Database &db, int iteration);
 struct PlannedFunction {
   FunctionId id = 0;
   std::string usr, file;
+  bool body_only = false; // PlanRow::body_only: no call-site probes in it
 };
 // The functions of a plan, ordered by file, then id.
 std::vector<PlannedFunction> planned_functions(Database &db, int iteration);
