@@ -209,7 +209,7 @@ std::string drop_warning(const trace::Trace &tr, const EngineOutput &eo) {
     w += std::to_string(working) +
          " of them worked for intervals, so the intervals after that point are missing or "
          "incomplete: the analysis covers mostly the start of the run (" +
-         std::to_string(eo.intervals.size()) + " finished intervals). ";
+         std::to_string(eo.intervals_finished) + " finished intervals). ";
   if (background)
     w += std::to_string(background) +
          " of them are background threads (no interval of their own before the limit): the "
@@ -282,7 +282,7 @@ void host_clocks(const trace::Trace &tr, AnalysisResult &res) {
 // still running when the workload stopped), a warning when they are a real part of the run
 // (more than 1 % of the finished intervals: the marks do not pair, and the analysis misses them).
 void interval_mark_notes(const EngineOutput &eo, AnalysisResult &res) {
-  const double finished = static_cast<double>(eo.intervals.size());
+  const double finished = static_cast<double>(eo.intervals_finished);
   auto add = [&](std::uint64_t n, const std::string &what) {
     if (n == 0)
       return;
@@ -290,7 +290,7 @@ void interval_mark_notes(const EngineOutput &eo, AnalysisResult &res) {
     std::string text = std::to_string(n) + what;
     if (many)
       res.warnings.push_back(text + ": more than 1 % of the " +
-                             std::to_string(eo.intervals.size()) +
+                             std::to_string(eo.intervals_finished) +
                              " finished intervals; check that every VPROF_INTERVAL_BEGIN has "
                              "its VPROF_INTERVAL_END");
     else
@@ -353,7 +353,7 @@ AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   res.max_stream_records = eo.max_stream_records;
   res.critical_records = eo.critical_records;
   res.site_calls = std::move(eo.site_calls);
-  res.intervals = eo.intervals.size();
+  res.intervals = eo.intervals_finished;
   res.intervals_unfinished = eo.intervals_unfinished;
   res.wake_edges = eo.wake_edges;
   kernel_waits(tr, eo, res);
@@ -361,14 +361,8 @@ AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   res.path_sum_mismatches = eo.path_sum_mismatches;
   res.inexact_splits = eo.inexact_splits;
   res.ticks_per_second = eo.ticks_per_second;
-  if (!eo.intervals.empty() && eo.ticks_per_second > 0) {
-    std::int64_t first = eo.intervals.front().begin, last = eo.intervals.front().end;
-    for (const auto &iv : eo.intervals) {
-      first = std::min(first, iv.begin);
-      last = std::max(last, iv.end);
-    }
-    res.span_ns = static_cast<double>(last - first) * 1e9 / eo.ticks_per_second;
-  }
+  if (eo.intervals_finished && eo.ticks_per_second > 0)
+    res.span_ns = static_cast<double>(eo.last_end - eo.first_begin) * 1e9 / eo.ticks_per_second;
   res.cores = std::thread::hardware_concurrency();
   if (eo.dropped)
     res.warnings.push_back(drop_warning(tr, eo));
@@ -706,57 +700,95 @@ std::vector<IntervalGroup> interval_groups(const EngineOutput &eo, int min_group
   return groups;
 }
 
+std::vector<IntervalGroup> interval_groups(const std::vector<std::uint64_t> &label_counts,
+                                           const std::vector<std::string> &labels,
+                                           int min_group_size) {
+  std::vector<IntervalGroup> groups(1);
+  for (auto c : label_counts)
+    groups[0].count += c;
+  // by label index, as interval_groups(eo, ...)
+  for (std::size_t l = 1; l < label_counts.size(); ++l)
+    if (label_counts[l] > 0 && static_cast<std::int64_t>(label_counts[l]) >= min_group_size) {
+      IntervalGroup g;
+      g.label = labels[l];
+      g.label_index = static_cast<std::int64_t>(l);
+      g.count = label_counts[l];
+      groups.push_back(std::move(g));
+    }
+  return groups;
+}
+
+namespace {
+
+// Calls fn(times, n) with every row's node times, in the group's order.
+template <class Fn> void for_each_row(const GroupTimes &gt, Fn &&fn) {
+  if (gt.store) {
+    gt.store->for_each_interval(gt.label_index, fn);
+    return;
+  }
+  if (!gt.eo)
+    return;
+  for (auto iv : gt.intervals) {
+    const auto &r = gt.eo->intervals[iv];
+    fn(gt.eo->times.data() + r.times_off, r.times_n);
+  }
+}
+
+} // namespace
+
 // The rows of a block: about 4 M doubles per matrix (S and T), between 64 and 4096 rows.
 constexpr Eigen::Index kBlockDoubles = Eigen::Index{1} << 22;
 
 void for_each_block(const GroupTimes &gt, const BlockFn &fn) {
-  if (!gt.eo)
-    return;
-  const EngineOutput &eo = *gt.eo;
-  const double ns_per_tick = 1e9 / eo.ticks_per_second;
-  const Eigen::Index I = static_cast<Eigen::Index>(gt.intervals.size());
+  const Eigen::Index I = gt.rows;
   const Eigen::Index C = static_cast<Eigen::Index>(gt.present.size());
+  if (I == 0 || C == 0)
+    return;
   const Eigen::Index rows =
       std::clamp<Eigen::Index>(kBlockDoubles / std::max<Eigen::Index>(C, 1), 64, 4096);
   MatrixXd S, T;
-  for (Eigen::Index first = 0; first < I; first += rows) {
-    const Eigen::Index n = std::min(rows, I - first);
-    S.setZero(n, C); // self time = body
-    for (Eigen::Index row = 0; row < n; ++row) {
-      const auto &r = eo.intervals[gt.intervals[static_cast<std::size_t>(first + row)]];
-      for (std::uint32_t k = 0; k < r.times_n; ++k) {
-        const auto &nt = eo.times[r.times_off + k];
-        S(row, gt.col_of[nt.node]) += static_cast<double>(nt.ticks) * ns_per_tick;
-      }
-    }
+  Eigen::Index first = 0, row = 0;
+  S.setZero(std::min(rows, I), C); // self time = body
+  for_each_row(gt, [&](const NodeTime *times, std::uint32_t n) {
+    if (first + row >= I)
+      return; // more rows than counted: never (the same intervals each pass)
+    for (std::uint32_t k = 0; k < n; ++k)
+      S(row, gt.col_of[times[k].node]) += static_cast<double>(times[k].ticks) * gt.ns_per_tick;
+    if (++row < S.rows())
+      return;
     T = S; // inclusive
     for (Eigen::Index c = C - 1; c > 0; --c)
       T.col(gt.parent_col[static_cast<std::size_t>(c)]) += T.col(c);
     fn(first, S, T);
-  }
+    first += row;
+    row = 0;
+    if (first < I)
+      S.setZero(std::min(rows, I - first), C);
+  });
+  if (first + row != I)
+    throw InternalError("a pass over the node times found " + std::to_string(first + row) +
+                        " of the group's " + std::to_string(I) + " intervals");
 }
 
-GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> &ivs) {
-  const std::size_t N = eo.nodes.size();
-  GroupTimes gt;
-  gt.eo = &eo;
-  gt.intervals = ivs;
-  const Eigen::Index I = static_cast<Eigen::Index>(ivs.size());
-  // columns: nodes seen in this group plus their ancestors, ascending id
+namespace {
+
+// The columns (the nodes seen in the group and their ancestors, ascending id) and the one
+// pass: L, the columns' moments against L, each expanded node's cross-products.
+void fill_group_times(const std::vector<NodeDef> &nodes, GroupTimes &gt) {
+  const std::size_t N = nodes.size();
   gt.col_of.assign(N, -1);
   auto &col_of = gt.col_of;
   auto &present = gt.present;
-  for (auto iv : ivs) {
-    const auto &r = eo.intervals[iv];
-    for (std::uint32_t k = 0; k < r.times_n; ++k) {
-      std::uint32_t nd = eo.times[r.times_off + k].node;
+  for_each_row(gt, [&](const NodeTime *times, std::uint32_t n) {
+    for (std::uint32_t k = 0; k < n; ++k) {
+      std::uint32_t nd = times[k].node;
       while (nd != kNoParent && col_of[nd] < 0) {
         col_of[nd] = 0;
         present.push_back(static_cast<int>(nd));
-        nd = eo.nodes[nd].parent;
+        nd = nodes[nd].parent;
       }
     }
-  }
+  });
   if (col_of[0] < 0) {
     col_of[0] = 0;
     present.push_back(0);
@@ -768,12 +800,11 @@ GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> 
   gt.parent_col.assign(present.size(), -1);
   gt.kids.assign(N, {});
   for (Eigen::Index c = 1; c < C; ++c) {
-    const auto parent = eo.nodes[present[c]].parent;
+    const auto parent = nodes[present[c]].parent;
     gt.parent_col[c] = col_of[parent];
     gt.kids[parent].push_back(present[c]);
   }
-  // the one pass: L, the columns' moments against L, each expanded node's cross-products
-  gt.L.resize(I);
+  gt.L.resize(gt.rows);
   gt.cols = RefMoments(2 * C);
   for (int nd : present)
     if (!gt.kids[nd].empty())
@@ -795,11 +826,33 @@ GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> 
       cp.add_rows(X);
     }
   });
+}
+
+} // namespace
+
+GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> &ivs) {
+  GroupTimes gt;
+  gt.eo = &eo;
+  gt.intervals = ivs;
+  gt.rows = static_cast<Eigen::Index>(ivs.size());
+  gt.ns_per_tick = 1e9 / eo.ticks_per_second;
+  fill_group_times(eo.nodes, gt);
+  return gt;
+}
+
+GroupTimes group_times(const NodeTimeStore &store, const std::vector<NodeDef> &nodes,
+                       double ticks_per_second, const IntervalGroup &group) {
+  GroupTimes gt;
+  gt.store = &store;
+  gt.label_index = group.label_index;
+  gt.rows = static_cast<Eigen::Index>(group.count);
+  gt.ns_per_tick = 1e9 / ticks_per_second;
+  fill_group_times(nodes, gt);
   return gt;
 }
 
 DenseTimes dense_times(const GroupTimes &gt) {
-  const Eigen::Index I = static_cast<Eigen::Index>(gt.intervals.size());
+  const Eigen::Index I = gt.rows;
   const Eigen::Index C = static_cast<Eigen::Index>(gt.present.size());
   DenseTimes d{MatrixXd::Zero(I, C), MatrixXd::Zero(I, C)};
   for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
@@ -810,7 +863,7 @@ DenseTimes dense_times(const GroupTimes &gt) {
 }
 
 VectorXd column(const GroupTimes &gt, const Col &c) {
-  VectorXd x(static_cast<Eigen::Index>(gt.intervals.size()));
+  VectorXd x(gt.rows);
   const int col = gt.col_of[c.node];
   for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
     x.segment(first, S.rows()) = c.body ? S.col(col) : T.col(col);
@@ -1521,7 +1574,20 @@ AnalysisResult analyze(const std::vector<std::filesystem::path> &trace_dirs, ws:
 
 AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const AnalyzeOptions &opt) {
   using namespace detail;
-  EngineOutput eo = run_engine(tr, engine_options(db));
+  // the walk hands the finished intervals over a block at a time: their node times go to
+  // the store (a temporary file), their labels counted for the groups
+  NodeTimeStore store;
+  std::vector<std::uint64_t> label_counts;
+  EngineOptions eopt = engine_options(db);
+  eopt.sink = [&](const std::vector<IntervalRec> &ivs, const std::vector<NodeTime> &times) {
+    store.append(ivs, times);
+    for (const auto &r : ivs) {
+      if (r.label >= label_counts.size())
+        label_counts.resize(r.label + 1);
+      ++label_counts[r.label];
+    }
+  };
+  EngineOutput eo = run_engine(tr, eopt);
   AnalysisResult res = load_result(tr, eo);
   res.ranking = opt.ranking;
   const DbFacts facts = read_db(db, eo.nodes);
@@ -1529,10 +1595,10 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
   const NodeFacts nf = heights_and_specificity(facts, res);
   const PlaceTable pt = assign_places(res, facts);
   std::mt19937_64 rng(opt.seed);
-  for (auto &group : interval_groups(eo, opt.min_group_size)) {
+  for (auto &group : interval_groups(label_counts, eo.labels, opt.min_group_size)) {
     GroupResult gr;
     gr.label = group.label;
-    const GroupTimes gt = group_times(eo, group.intervals);
+    const GroupTimes gt = group_times(store, eo.nodes, eo.ticks_per_second, group);
     gr.latency = latency_stats(gt.L);
     gr.histogram = latency_histogram(gt.L);
     Terms terms = variance_trees(res, facts, nf, pt, gt, opt, gr);

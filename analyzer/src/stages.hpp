@@ -8,6 +8,7 @@
 
 #include "accumulators.hpp"
 #include "engine.hpp"
+#include "node_time_store.hpp"
 #include "vprof/analyzer.hpp"
 
 #include <Eigen/Dense>
@@ -141,26 +142,40 @@ bool is_wakeup_delay(const AnalysisResult &res, int node);
 // ---- per group ------------------------------------------------------------------------
 
 struct IntervalGroup {
-  std::string label; // "" = all intervals
-  std::vector<std::uint32_t> intervals;
+  std::string label;                    // "" = all intervals
+  std::vector<std::uint32_t> intervals; // of an EngineOutput (interval_groups(eo, ...))
+  // of a NodeTimeStore (interval_groups(counts, ...)): the intervals with this label index
+  // (-1: all of them), and how many they are
+  std::int64_t label_index = -1;
+  std::uint64_t count = 0;
 };
 // All intervals, then one group per label with at least `min_group_size` intervals.
 std::vector<IntervalGroup> interval_groups(const EngineOutput &eo, int min_group_size);
+// The same from the finished intervals' count per label index (labels: their texts).
+std::vector<IntervalGroup> interval_groups(const std::vector<std::uint64_t> &label_counts,
+                                           const std::vector<std::string> &labels,
+                                           int min_group_size);
 
 // A group's node times as sums, not matrices (docs/statistics.md, "Sums, not matrices"):
 // one pass over the group's intervals, a block of rows at a time, fills the columns' moments
-// and every expanded node's cross-products; the intervals' node times stay the engine's
-// sparse ones (eo.times) and later passes (places, waits, bootstrap, what-if, a tail view)
-// read them again through for_each_block. Only L keeps one double per interval.
+// and every expanded node's cross-products; the intervals' node times stay where the engine
+// put them — a NodeTimeStore's file (the analysis), or an EngineOutput's sparse ones (tests) —
+// and later passes (places, waits, bootstrap, what-if, a tail view) read them again through
+// for_each_block. Only L keeps one double per interval.
 struct GroupTimes {
   std::vector<int> present;           // nodes with a column, ascending id (root first)
   std::vector<int> col_of;            // node -> its column (-1: not in the group)
   std::vector<int> parent_col;        // column -> its parent's column (-1: the root)
   Eigen::VectorXd L;                  // the latencies: T of the root
   std::vector<std::vector<int>> kids; // children present in the group
-  // the rows: eo's intervals `intervals`, in order
+  double ns_per_tick = 1;
+  // the rows, in order: eo's intervals `intervals`, or the store's intervals with the label
+  // index `label_index` (-1: all), `rows` of them
   const EngineOutput *eo = nullptr;
   std::vector<std::uint32_t> intervals;
+  const NodeTimeStore *store = nullptr;
+  std::int64_t label_index = -1;
+  Eigen::Index rows = 0;
   // per column c: T_c as variable c, B_c (self time) as variable C + c, against L
   RefMoments cols;
   // per expanded node: the cross-products of [T of its children (gt.kids order)..., B]
@@ -169,6 +184,9 @@ struct GroupTimes {
 
 // The group's columns and sums (one pass over its intervals' node times).
 GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> &intervals);
+// The same over a store's intervals (`nodes`: the engine's node table).
+GroupTimes group_times(const NodeTimeStore &store, const std::vector<NodeDef> &nodes,
+                       double ticks_per_second, const IntervalGroup &group);
 
 // One block of the group's rows: S (self times) and T (inclusive times), ns, rows x columns,
 // for rows first .. first + S.rows() - 1 of the group (the same doubles as L).
