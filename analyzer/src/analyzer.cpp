@@ -77,23 +77,35 @@ LatencyStats latency_stats(const VectorXd &L) {
   return s;
 }
 
+constexpr int kHistogramBins = 40;
+
 // 40 log-spaced bins from the smallest to the largest latency (the HTML report's histogram;
 // a log scale because latency distributions of servers are long-tailed).
 LatencyHistogram latency_histogram(const VectorXd &L) {
-  constexpr int kBins = 40;
   LatencyHistogram h;
   if (L.size() == 0)
     return h;
-  h.lo_ns = std::max(1.0, L.minCoeff());
-  h.hi_ns = std::max(h.lo_ns * 1.001, L.maxCoeff() * 1.000001);
-  h.counts.assign(kBins, 0);
-  const double span = std::log(h.hi_ns / h.lo_ns);
-  for (Eigen::Index i = 0; i < L.size(); ++i) {
-    double x = std::max(L[i], h.lo_ns);
-    auto bin = static_cast<int>(std::log(x / h.lo_ns) / span * kBins);
-    ++h.counts[std::clamp(bin, 0, kBins - 1)];
-  }
+  h = histogram_bins(L.minCoeff(), L.maxCoeff(), static_cast<std::uint64_t>(L.size()));
+  for (Eigen::Index i = 0; i < L.size(); ++i)
+    histogram_add(h, L[i]);
   return h;
+}
+
+LatencyHistogram histogram_bins(double lo, double hi, std::uint64_t n) {
+  LatencyHistogram h;
+  if (n == 0)
+    return h;
+  h.lo_ns = std::max(1.0, lo);
+  h.hi_ns = std::max(h.lo_ns * 1.001, hi * 1.000001);
+  h.counts.assign(kHistogramBins, 0);
+  return h;
+}
+
+void histogram_add(LatencyHistogram &h, double L) {
+  const double span = std::log(h.hi_ns / h.lo_ns);
+  const double x = std::max(L, h.lo_ns);
+  auto bin = static_cast<int>(std::log(x / h.lo_ns) / span * kHistogramBins);
+  ++h.counts[static_cast<std::size_t>(std::clamp(bin, 0, kHistogramBins - 1))];
 }
 
 DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
@@ -1205,7 +1217,7 @@ void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
                          const std::vector<std::size_t> &order, const AnalyzeOptions &opt,
                          std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes) {
   (void)notes; // the replicates are never reduced any more
-  const Eigen::Index I = gt.L.size();
+  const Eigen::Index I = gt.rows;
   const int nci = std::min<int>(opt.ci_factors, static_cast<int>(order.size()));
   const int samples = opt.bootstrap_samples;
   if (samples <= 0 || nci <= 0 || I <= 1)
@@ -1337,7 +1349,7 @@ constexpr Eigen::Index kWhatIfDoubles = Eigen::Index{1} << 25; // 256 MiB
 void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order, int n,
              GroupResult &gr) {
   const double varL = gr.latency.var_ns2;
-  const Eigen::Index I = gt.L.size();
+  const Eigen::Index I = gt.rows;
   const int nw = std::min<int>(n, static_cast<int>(order.size()));
   if (I == 0 || nw <= 0)
     return;
@@ -1345,11 +1357,12 @@ void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::si
       std::clamp<Eigen::Index>(kWhatIfDoubles / I, 1, static_cast<Eigen::Index>(nw)));
   for (int r0 = 0; r0 < nw; r0 += batch) {
     const int nb = std::min(batch, nw - r0);
-    std::vector<VectorXd> Lp(static_cast<std::size_t>(nb), gt.L);
+    std::vector<VectorXd> Lp(static_cast<std::size_t>(nb), VectorXd(I));
     for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
       for (int j = 0; j < nb; ++j) {
         const auto &fc = terms.cols[order[r0 + j]];
         auto seg = Lp[static_cast<std::size_t>(j)].segment(first, S.rows());
+        seg = T.col(0);
         seg.array() +=
             gt.cols.mean(variable_of(gt, fc.first)) - block_column(gt, fc.first, S, T).array();
         if (fc.second.node >= 0)
@@ -1412,8 +1425,19 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     GroupResult gr;
     gr.label = group.label;
     const GroupTimes gt = group_times(store, eo.nodes, eo.ticks_per_second, group);
-    gr.latency = latency_stats(gt.L);
-    gr.histogram = latency_histogram(gt.L);
+    // the latency's order statistics every stage wants (its percentiles, the tail's
+    // threshold and its bootstrap candidates' cut), found together, with the histogram
+    std::vector<std::uint64_t> ranks;
+    for (double q : {0.50, 0.95, 0.99})
+      for (auto r : percentile_rank_pair(gt, q))
+        ranks.push_back(r);
+    if (opt.tail_percentile > 0 && opt.tail_percentile < 100) {
+      for (auto r : percentile_rank_pair(gt, opt.tail_percentile / 100))
+        ranks.push_back(r);
+      ranks.push_back(tail_cut_rank(group.count, opt.tail_percentile));
+    }
+    latency_ranks(gt, ranks, &gr.histogram);
+    gr.latency = latency_stats(gt);
     Terms terms = variance_trees(res, facts, nf, pt, gt, opt, gr);
     place_stats(nf, pt, gt, opt, gr);
     wait_stats(res, nf, pt, gt, gr);

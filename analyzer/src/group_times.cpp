@@ -3,7 +3,10 @@
 // EngineOutput (tests) — and the first pass's sums (group_times).
 #include "stages.hpp"
 
+#include "order_statistics.hpp"
+
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <string>
 
@@ -132,7 +135,6 @@ void fill_group_times(const std::vector<NodeDef> &nodes, GroupTimes &gt) {
     gt.parent_col[c] = col_of[parent];
     gt.kids[parent].push_back(present[c]);
   }
-  gt.L.resize(gt.rows);
   gt.cols = RefMoments(2 * C);
   for (int nd : present)
     if (!gt.kids[nd].empty())
@@ -140,7 +142,8 @@ void fill_group_times(const std::vector<NodeDef> &nodes, GroupTimes &gt) {
   MatrixXd TS, X;
   for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
     const Eigen::Index n = S.rows();
-    gt.L.segment(first, n) = T.col(0);
+    gt.L_min = first == 0 ? T.col(0).minCoeff() : std::min(gt.L_min, T.col(0).minCoeff());
+    gt.L_max = first == 0 ? T.col(0).maxCoeff() : std::max(gt.L_max, T.col(0).maxCoeff());
     TS.resize(n, 2 * C);
     TS << T, S;
     gt.cols.add_rows(TS, T.col(0));
@@ -197,6 +200,73 @@ VectorXd column(const GroupTimes &gt, const Col &c) {
     x.segment(first, S.rows()) = c.body ? S.col(col) : T.col(col);
   });
   return x;
+}
+
+// ---- the latencies' order statistics ---------------------------------------------------
+
+void latency_ranks(const GroupTimes &gt, std::vector<std::uint64_t> ranks, LatencyHistogram *hist) {
+  std::sort(ranks.begin(), ranks.end());
+  ranks.erase(std::unique(ranks.begin(), ranks.end()), ranks.end());
+  std::erase_if(ranks, [&](std::uint64_t r) { return gt.order.count(r) > 0; });
+  const auto n = static_cast<std::uint64_t>(gt.rows);
+  if (hist)
+    *hist = histogram_bins(gt.L_min, gt.L_max, n);
+  if (n == 0 || (ranks.empty() && !hist))
+    return;
+  OrderStatistics os(n, ranks);
+  bool first = true;
+  do {
+    for_each_block(gt, [&](Eigen::Index, const MatrixXd &, const MatrixXd &T) {
+      for (Eigen::Index i = 0; i < T.rows(); ++i) {
+        os.add(T(i, 0));
+        if (first && hist)
+          histogram_add(*hist, T(i, 0));
+      }
+    });
+    first = false;
+  } while (!os.end_pass());
+  for (std::size_t i = 0; i < ranks.size(); ++i)
+    gt.order[ranks[i]] = os.value(i);
+}
+
+std::vector<std::uint64_t> percentile_rank_pair(const GroupTimes &gt, double q) {
+  std::uint64_t lo, hi;
+  double f;
+  percentile_ranks(static_cast<std::uint64_t>(gt.rows), q, lo, hi, f);
+  return {lo, hi};
+}
+
+double latency_percentile(const GroupTimes &gt, double q) {
+  if (gt.rows == 0)
+    return 0;
+  std::uint64_t lo, hi;
+  double f;
+  percentile_ranks(static_cast<std::uint64_t>(gt.rows), q, lo, hi, f);
+  latency_ranks(gt, {lo, hi});
+  const double a = gt.order.at(lo);
+  return hi == lo ? a : a + f * (gt.order.at(hi) - a);
+}
+
+LatencyStats latency_stats(const GroupTimes &gt) {
+  LatencyStats s;
+  s.count = static_cast<std::uint64_t>(gt.rows);
+  if (gt.rows == 0)
+    return s;
+  s.mean_ns = gt.cols.ref_mean();
+  s.var_ns2 = gt.cols.ref_var();
+  s.cv = s.mean_ns != 0 ? std::sqrt(s.var_ns2) / s.mean_ns : 0;
+  s.min_ns = gt.L_min;
+  s.max_ns = gt.L_max;
+  s.p50_ns = latency_percentile(gt, 0.50);
+  s.p95_ns = latency_percentile(gt, 0.95);
+  s.p99_ns = latency_percentile(gt, 0.99);
+  return s;
+}
+
+LatencyHistogram latency_histogram(const GroupTimes &gt) {
+  LatencyHistogram h;
+  latency_ranks(gt, {}, &h);
+  return h;
 }
 
 } // namespace vprof::analyzer::detail
