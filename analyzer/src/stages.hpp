@@ -215,7 +215,7 @@ void histogram_add(LatencyHistogram &h, double L);
 using BlockFn =
     std::function<void(Eigen::Index first, const Eigen::MatrixXd &S, const Eigen::MatrixXd &T)>;
 // Calls `fn` for every block of the group's rows in order: the hook for further passes (a
-// tail view's sums over the intervals with L above a threshold known from gt.L, ...).
+// tail view's sums over the intervals with L above a threshold: latency_ranks, ...).
 // Memory: a block of at most ~4 M doubles per matrix, whatever the number of intervals.
 void for_each_block(const GroupTimes &gt, const BlockFn &fn);
 
