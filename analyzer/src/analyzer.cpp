@@ -77,23 +77,35 @@ LatencyStats latency_stats(const VectorXd &L) {
   return s;
 }
 
+constexpr int kHistogramBins = 40;
+
 // 40 log-spaced bins from the smallest to the largest latency (the HTML report's histogram;
 // a log scale because latency distributions of servers are long-tailed).
 LatencyHistogram latency_histogram(const VectorXd &L) {
-  constexpr int kBins = 40;
   LatencyHistogram h;
   if (L.size() == 0)
     return h;
-  h.lo_ns = std::max(1.0, L.minCoeff());
-  h.hi_ns = std::max(h.lo_ns * 1.001, L.maxCoeff() * 1.000001);
-  h.counts.assign(kBins, 0);
-  const double span = std::log(h.hi_ns / h.lo_ns);
-  for (Eigen::Index i = 0; i < L.size(); ++i) {
-    double x = std::max(L[i], h.lo_ns);
-    auto bin = static_cast<int>(std::log(x / h.lo_ns) / span * kBins);
-    ++h.counts[std::clamp(bin, 0, kBins - 1)];
-  }
+  h = histogram_bins(L.minCoeff(), L.maxCoeff(), static_cast<std::uint64_t>(L.size()));
+  for (Eigen::Index i = 0; i < L.size(); ++i)
+    histogram_add(h, L[i]);
   return h;
+}
+
+LatencyHistogram histogram_bins(double lo, double hi, std::uint64_t n) {
+  LatencyHistogram h;
+  if (n == 0)
+    return h;
+  h.lo_ns = std::max(1.0, lo);
+  h.hi_ns = std::max(h.lo_ns * 1.001, hi * 1.000001);
+  h.counts.assign(kHistogramBins, 0);
+  return h;
+}
+
+void histogram_add(LatencyHistogram &h, double L) {
+  const double span = std::log(h.hi_ns / h.lo_ns);
+  const double x = std::max(L, h.lo_ns);
+  auto bin = static_cast<int>(std::log(x / h.lo_ns) / span * kHistogramBins);
+  ++h.counts[static_cast<std::size_t>(std::clamp(bin, 0, kHistogramBins - 1))];
 }
 
 DbFacts read_db(ws::Database *db, const std::vector<detail::NodeDef> &nodes) {
@@ -209,7 +221,7 @@ std::string drop_warning(const trace::Trace &tr, const EngineOutput &eo) {
     w += std::to_string(working) +
          " of them worked for intervals, so the intervals after that point are missing or "
          "incomplete: the analysis covers mostly the start of the run (" +
-         std::to_string(eo.intervals.size()) + " finished intervals). ";
+         std::to_string(eo.intervals_finished) + " finished intervals). ";
   if (background)
     w += std::to_string(background) +
          " of them are background threads (no interval of their own before the limit): the "
@@ -282,7 +294,7 @@ void host_clocks(const trace::Trace &tr, AnalysisResult &res) {
 // still running when the workload stopped), a warning when they are a real part of the run
 // (more than 1 % of the finished intervals: the marks do not pair, and the analysis misses them).
 void interval_mark_notes(const EngineOutput &eo, AnalysisResult &res) {
-  const double finished = static_cast<double>(eo.intervals.size());
+  const double finished = static_cast<double>(eo.intervals_finished);
   auto add = [&](std::uint64_t n, const std::string &what) {
     if (n == 0)
       return;
@@ -290,7 +302,7 @@ void interval_mark_notes(const EngineOutput &eo, AnalysisResult &res) {
     std::string text = std::to_string(n) + what;
     if (many)
       res.warnings.push_back(text + ": more than 1 % of the " +
-                             std::to_string(eo.intervals.size()) +
+                             std::to_string(eo.intervals_finished) +
                              " finished intervals; check that every VPROF_INTERVAL_BEGIN has "
                              "its VPROF_INTERVAL_END");
     else
@@ -353,7 +365,7 @@ AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   res.max_stream_records = eo.max_stream_records;
   res.critical_records = eo.critical_records;
   res.site_calls = std::move(eo.site_calls);
-  res.intervals = eo.intervals.size();
+  res.intervals = eo.intervals_finished;
   res.intervals_unfinished = eo.intervals_unfinished;
   res.wake_edges = eo.wake_edges;
   kernel_waits(tr, eo, res);
@@ -361,14 +373,8 @@ AnalysisResult load_result(const trace::Trace &tr, EngineOutput &eo) {
   res.path_sum_mismatches = eo.path_sum_mismatches;
   res.inexact_splits = eo.inexact_splits;
   res.ticks_per_second = eo.ticks_per_second;
-  if (!eo.intervals.empty() && eo.ticks_per_second > 0) {
-    std::int64_t first = eo.intervals.front().begin, last = eo.intervals.front().end;
-    for (const auto &iv : eo.intervals) {
-      first = std::min(first, iv.begin);
-      last = std::max(last, iv.end);
-    }
-    res.span_ns = static_cast<double>(last - first) * 1e9 / eo.ticks_per_second;
-  }
+  if (eo.intervals_finished && eo.ticks_per_second > 0)
+    res.span_ns = static_cast<double>(eo.last_end - eo.first_begin) * 1e9 / eo.ticks_per_second;
   res.cores = std::thread::hardware_concurrency();
   if (eo.dropped)
     res.warnings.push_back(drop_warning(tr, eo));
@@ -692,134 +698,6 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
                                                            : -1;
   }
   return pt;
-}
-
-// ---- per group ------------------------------------------------------------------------
-
-std::vector<IntervalGroup> interval_groups(const EngineOutput &eo, int min_group_size) {
-  std::vector<IntervalGroup> groups(1);
-  std::map<std::uint32_t, std::vector<std::uint32_t>> by_label;
-  for (std::uint32_t i = 0; i < eo.intervals.size(); ++i) {
-    groups[0].intervals.push_back(i);
-    if (eo.intervals[i].label)
-      by_label[eo.intervals[i].label].push_back(i);
-  }
-  for (auto &[l, v] : by_label)
-    if (static_cast<int>(v.size()) >= min_group_size)
-      groups.push_back({eo.labels[l], std::move(v)});
-  return groups;
-}
-
-// The rows of a block: about 4 M doubles per matrix (S and T), between 64 and 4096 rows.
-constexpr Eigen::Index kBlockDoubles = Eigen::Index{1} << 22;
-
-void for_each_block(const GroupTimes &gt, const BlockFn &fn) {
-  if (!gt.eo)
-    return;
-  const EngineOutput &eo = *gt.eo;
-  const double ns_per_tick = 1e9 / eo.ticks_per_second;
-  const Eigen::Index I = static_cast<Eigen::Index>(gt.intervals.size());
-  const Eigen::Index C = static_cast<Eigen::Index>(gt.present.size());
-  const Eigen::Index rows =
-      std::clamp<Eigen::Index>(kBlockDoubles / std::max<Eigen::Index>(C, 1), 64, 4096);
-  MatrixXd S, T;
-  for (Eigen::Index first = 0; first < I; first += rows) {
-    const Eigen::Index n = std::min(rows, I - first);
-    S.setZero(n, C); // self time = body
-    for (Eigen::Index row = 0; row < n; ++row) {
-      const auto &r = eo.intervals[gt.intervals[static_cast<std::size_t>(first + row)]];
-      for (std::uint32_t k = 0; k < r.times_n; ++k) {
-        const auto &nt = eo.times[r.times_off + k];
-        S(row, gt.col_of[nt.node]) += static_cast<double>(nt.ticks) * ns_per_tick;
-      }
-    }
-    T = S; // inclusive
-    for (Eigen::Index c = C - 1; c > 0; --c)
-      T.col(gt.parent_col[static_cast<std::size_t>(c)]) += T.col(c);
-    fn(first, S, T);
-  }
-}
-
-GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> &ivs) {
-  const std::size_t N = eo.nodes.size();
-  GroupTimes gt;
-  gt.eo = &eo;
-  gt.intervals = ivs;
-  const Eigen::Index I = static_cast<Eigen::Index>(ivs.size());
-  // columns: nodes seen in this group plus their ancestors, ascending id
-  gt.col_of.assign(N, -1);
-  auto &col_of = gt.col_of;
-  auto &present = gt.present;
-  for (auto iv : ivs) {
-    const auto &r = eo.intervals[iv];
-    for (std::uint32_t k = 0; k < r.times_n; ++k) {
-      std::uint32_t nd = eo.times[r.times_off + k].node;
-      while (nd != kNoParent && col_of[nd] < 0) {
-        col_of[nd] = 0;
-        present.push_back(static_cast<int>(nd));
-        nd = eo.nodes[nd].parent;
-      }
-    }
-  }
-  if (col_of[0] < 0) {
-    col_of[0] = 0;
-    present.push_back(0);
-  }
-  std::sort(present.begin(), present.end());
-  for (std::size_t c = 0; c < present.size(); ++c)
-    col_of[present[c]] = static_cast<int>(c);
-  const Eigen::Index C = static_cast<Eigen::Index>(present.size());
-  gt.parent_col.assign(present.size(), -1);
-  gt.kids.assign(N, {});
-  for (Eigen::Index c = 1; c < C; ++c) {
-    const auto parent = eo.nodes[present[c]].parent;
-    gt.parent_col[c] = col_of[parent];
-    gt.kids[parent].push_back(present[c]);
-  }
-  // the one pass: L, the columns' moments against L, each expanded node's cross-products
-  gt.L.resize(I);
-  gt.cols = RefMoments(2 * C);
-  for (int nd : present)
-    if (!gt.kids[nd].empty())
-      gt.trees.emplace(nd, CrossProducts(static_cast<Eigen::Index>(gt.kids[nd].size()) + 1));
-  MatrixXd TS, X;
-  for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
-    const Eigen::Index n = S.rows();
-    gt.L.segment(first, n) = T.col(0);
-    TS.resize(n, 2 * C);
-    TS << T, S;
-    gt.cols.add_rows(TS, T.col(0));
-    for (auto &[nd, cp] : gt.trees) {
-      const auto &ch = gt.kids[nd];
-      const Eigen::Index k = static_cast<Eigen::Index>(ch.size());
-      X.resize(n, k + 1);
-      for (Eigen::Index j = 0; j < k; ++j)
-        X.col(j) = T.col(col_of[ch[j]]);
-      X.col(k) = S.col(col_of[nd]);
-      cp.add_rows(X);
-    }
-  });
-  return gt;
-}
-
-DenseTimes dense_times(const GroupTimes &gt) {
-  const Eigen::Index I = static_cast<Eigen::Index>(gt.intervals.size());
-  const Eigen::Index C = static_cast<Eigen::Index>(gt.present.size());
-  DenseTimes d{MatrixXd::Zero(I, C), MatrixXd::Zero(I, C)};
-  for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
-    d.S.middleRows(first, S.rows()) = S;
-    d.T.middleRows(first, T.rows()) = T;
-  });
-  return d;
-}
-
-VectorXd column(const GroupTimes &gt, const Col &c) {
-  VectorXd x(static_cast<Eigen::Index>(gt.intervals.size()));
-  const int col = gt.col_of[c.node];
-  for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
-    x.segment(first, S.rows()) = c.body ? S.col(col) : T.col(col);
-  });
-  return x;
 }
 
 // ---- trees ----------------------------------------------------------------------------
@@ -1346,7 +1224,7 @@ void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
                          const std::vector<std::size_t> &order, const AnalyzeOptions &opt,
                          std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes) {
   (void)notes; // the replicates are never reduced any more
-  const Eigen::Index I = gt.L.size();
+  const Eigen::Index I = gt.rows;
   const int nci = std::min<int>(opt.ci_factors, static_cast<int>(order.size()));
   const int samples = opt.bootstrap_samples;
   if (samples <= 0 || nci <= 0 || I <= 1)
@@ -1478,7 +1356,7 @@ constexpr Eigen::Index kWhatIfDoubles = Eigen::Index{1} << 25; // 256 MiB
 void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order, int n,
              GroupResult &gr) {
   const double varL = gr.latency.var_ns2;
-  const Eigen::Index I = gt.L.size();
+  const Eigen::Index I = gt.rows;
   const int nw = std::min<int>(n, static_cast<int>(order.size()));
   if (I == 0 || nw <= 0)
     return;
@@ -1486,11 +1364,12 @@ void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::si
       std::clamp<Eigen::Index>(kWhatIfDoubles / I, 1, static_cast<Eigen::Index>(nw)));
   for (int r0 = 0; r0 < nw; r0 += batch) {
     const int nb = std::min(batch, nw - r0);
-    std::vector<VectorXd> Lp(static_cast<std::size_t>(nb), gt.L);
+    std::vector<VectorXd> Lp(static_cast<std::size_t>(nb), VectorXd(I));
     for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
       for (int j = 0; j < nb; ++j) {
         const auto &fc = terms.cols[order[r0 + j]];
         auto seg = Lp[static_cast<std::size_t>(j)].segment(first, S.rows());
+        seg = T.col(0);
         seg.array() +=
             gt.cols.mean(variable_of(gt, fc.first)) - block_column(gt, fc.first, S, T).array();
         if (fc.second.node >= 0)
@@ -1528,7 +1407,20 @@ AnalysisResult analyze(const std::vector<std::filesystem::path> &trace_dirs, ws:
 
 AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const AnalyzeOptions &opt) {
   using namespace detail;
-  EngineOutput eo = run_engine(tr, engine_options(db));
+  // the walk hands the finished intervals over a block at a time: their node times go to
+  // the store (a temporary file), their labels counted for the groups
+  NodeTimeStore store;
+  std::vector<std::uint64_t> label_counts;
+  EngineOptions eopt = engine_options(db);
+  eopt.sink = [&](const std::vector<IntervalRec> &ivs, const std::vector<NodeTime> &times) {
+    store.append(ivs, times);
+    for (const auto &r : ivs) {
+      if (r.label >= label_counts.size())
+        label_counts.resize(r.label + 1);
+      ++label_counts[r.label];
+    }
+  };
+  EngineOutput eo = run_engine(tr, eopt);
   AnalysisResult res = load_result(tr, eo);
   res.ranking = opt.ranking;
   const DbFacts facts = read_db(db, eo.nodes);
@@ -1536,12 +1428,23 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
   const NodeFacts nf = heights_and_specificity(facts, res);
   const PlaceTable pt = assign_places(res, facts);
   std::mt19937_64 rng(opt.seed);
-  for (auto &group : interval_groups(eo, opt.min_group_size)) {
+  for (auto &group : interval_groups(label_counts, eo.labels, opt.min_group_size)) {
     GroupResult gr;
     gr.label = group.label;
-    const GroupTimes gt = group_times(eo, group.intervals);
-    gr.latency = latency_stats(gt.L);
-    gr.histogram = latency_histogram(gt.L);
+    const GroupTimes gt = group_times(store, eo.nodes, eo.ticks_per_second, group);
+    // the latency's order statistics every stage wants (its percentiles, the tail's
+    // threshold and its bootstrap candidates' cut), found together, with the histogram
+    std::vector<std::uint64_t> ranks;
+    for (double q : {0.50, 0.95, 0.99})
+      for (auto r : percentile_rank_pair(gt, q))
+        ranks.push_back(r);
+    if (opt.tail_percentile > 0 && opt.tail_percentile < 100) {
+      for (auto r : percentile_rank_pair(gt, opt.tail_percentile / 100))
+        ranks.push_back(r);
+      ranks.push_back(tail_cut_rank(group.count, opt.tail_percentile));
+    }
+    latency_ranks(gt, ranks, &gr.histogram);
+    gr.latency = latency_stats(gt);
     Terms terms = variance_trees(res, facts, nf, pt, gt, opt, gr);
     place_stats(nf, pt, gt, opt, gr);
     wait_stats(res, nf, pt, gt, gr);

@@ -5,6 +5,7 @@
 #include "vprof/trace_reader.hpp"
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -105,8 +106,13 @@ struct CriticalPath {
 
 struct EngineOutput {
   std::vector<NodeDef> nodes;
+  // the finished intervals and their node times; with EngineOptions::sink, only those not
+  // handed over yet (empty after run_engine)
   std::vector<IntervalRec> intervals;
   std::vector<NodeTime> times;
+  std::uint64_t intervals_finished = 0; // all of them, handed over or not
+  // the earliest begin and the latest end of the finished intervals (run ticks)
+  std::int64_t first_begin = 0, last_end = 0;
   std::vector<std::string> labels{""};
   std::uint64_t records = 0;
   std::uint64_t dropped = 0;
@@ -145,6 +151,12 @@ struct EngineOutput {
   std::vector<CriticalPath> paths; // of the intervals in EngineOptions::record_paths
 };
 
+// A block of finished intervals, in the order they ended, handed over during the walk
+// (EngineOptions::sink): `times` holds their node times (IntervalRec::times_off indexes it).
+// Both are cleared when the sink returns.
+using IntervalSink =
+    std::function<void(const std::vector<IntervalRec> &, const std::vector<NodeTime> &)>;
+
 struct EngineOptions {
   std::uint32_t max_nodes = 1u << 22;
   std::uint32_t max_stack = 4096;
@@ -158,6 +170,11 @@ struct EngineOptions {
   std::vector<std::pair<std::int64_t, std::int64_t>> calls;
   // Intervals whose critical paths are kept in EngineOutput::paths (the Perfetto export).
   const std::unordered_set<std::uint64_t> *record_paths = nullptr;
+  // Set: the finished intervals go to the sink a block of `sink_block` at a time (and the
+  // rest at the end) instead of staying in EngineOutput, so the engine's memory does not
+  // grow with the number of intervals (the analysis streams them into a NodeTimeStore).
+  IntervalSink sink;
+  std::size_t sink_block = 4096;
 };
 
 // The engine's options for a trace of the workspace `db` (may be null): the site table's

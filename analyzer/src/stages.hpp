@@ -8,6 +8,7 @@
 
 #include "accumulators.hpp"
 #include "engine.hpp"
+#include "node_time_store.hpp"
 #include "vprof/analyzer.hpp"
 
 #include <Eigen/Dense>
@@ -15,6 +16,7 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <random>
 #include <string>
 #include <unordered_map>
@@ -142,26 +144,44 @@ bool is_wakeup_delay(const AnalysisResult &res, int node);
 // ---- per group ------------------------------------------------------------------------
 
 struct IntervalGroup {
-  std::string label; // "" = all intervals
-  std::vector<std::uint32_t> intervals;
+  std::string label;                    // "" = all intervals
+  std::vector<std::uint32_t> intervals; // of an EngineOutput (interval_groups(eo, ...))
+  // of a NodeTimeStore (interval_groups(counts, ...)): the intervals with this label index
+  // (-1: all of them), and how many they are
+  std::int64_t label_index = -1;
+  std::uint64_t count = 0;
 };
 // All intervals, then one group per label with at least `min_group_size` intervals.
 std::vector<IntervalGroup> interval_groups(const EngineOutput &eo, int min_group_size);
+// The same from the finished intervals' count per label index (labels: their texts).
+std::vector<IntervalGroup> interval_groups(const std::vector<std::uint64_t> &label_counts,
+                                           const std::vector<std::string> &labels,
+                                           int min_group_size);
 
 // A group's node times as sums, not matrices (docs/statistics.md, "Sums, not matrices"):
 // one pass over the group's intervals, a block of rows at a time, fills the columns' moments
-// and every expanded node's cross-products; the intervals' node times stay the engine's
-// sparse ones (eo.times) and later passes (places, waits, bootstrap, what-if, a tail view)
-// read them again through for_each_block. Only L keeps one double per interval.
+// and every expanded node's cross-products; the intervals' node times stay where the engine
+// put them — a NodeTimeStore's file (the analysis), or an EngineOutput's sparse ones (tests) —
+// and later passes (places, waits, bootstrap, what-if, a tail view) read them again through
+// for_each_block. No interval's data stays in memory, not even L: its percentiles are exact
+// order statistics found in two passes (latency_ranks).
 struct GroupTimes {
-  std::vector<int> present;           // nodes with a column, ascending id (root first)
-  std::vector<int> col_of;            // node -> its column (-1: not in the group)
-  std::vector<int> parent_col;        // column -> its parent's column (-1: the root)
-  Eigen::VectorXd L;                  // the latencies: T of the root
+  std::vector<int> present;    // nodes with a column, ascending id (root first)
+  std::vector<int> col_of;     // node -> its column (-1: not in the group)
+  std::vector<int> parent_col; // column -> its parent's column (-1: the root)
+  // the latencies L (T of the root) are not kept: their smallest and largest from the
+  // first pass, their order statistics (rank -> value) as passes found them (latency_ranks)
+  double L_min = 0, L_max = 0;
+  mutable std::map<std::uint64_t, double> order;
   std::vector<std::vector<int>> kids; // children present in the group
-  // the rows: eo's intervals `intervals`, in order
+  double ns_per_tick = 1;
+  // the rows, in order: eo's intervals `intervals`, or the store's intervals with the label
+  // index `label_index` (-1: all), `rows` of them
   const EngineOutput *eo = nullptr;
   std::vector<std::uint32_t> intervals;
+  const NodeTimeStore *store = nullptr;
+  std::int64_t label_index = -1;
+  Eigen::Index rows = 0;
   // per column c: T_c as variable c, B_c (self time) as variable C + c, against L
   RefMoments cols;
   // per expanded node: the cross-products of [T of its children (gt.kids order)..., B]
@@ -170,13 +190,33 @@ struct GroupTimes {
 
 // The group's columns and sums (one pass over its intervals' node times).
 GroupTimes group_times(const EngineOutput &eo, const std::vector<std::uint32_t> &intervals);
+// The same over a store's intervals (`nodes`: the engine's node table).
+GroupTimes group_times(const NodeTimeStore &store, const std::vector<NodeDef> &nodes,
+                       double ticks_per_second, const IntervalGroup &group);
+
+// The latencies' order statistics (0-based ranks among the group's rows: the k-th smallest)
+// in gt.order, exact, in passes over the group's blocks (OrderStatistics; typically two)
+// for the ranks not known yet; `hist` (when given) is counted in the first of them.
+void latency_ranks(const GroupTimes &gt, std::vector<std::uint64_t> ranks,
+                   LatencyHistogram *hist = nullptr);
+// The q-th percentile of L (q in [0, 1], type 7 as LatencyStats), from gt.order or passes.
+double latency_percentile(const GroupTimes &gt, double q);
+// The ranks the percentile q needs.
+std::vector<std::uint64_t> percentile_rank_pair(const GroupTimes &gt, double q);
+// The group's latency statistics and histogram (count, mean, Var(L) from the first pass's
+// sums; min, max from it; p50, p95, p99 from latency_ranks).
+LatencyStats latency_stats(const GroupTimes &gt);
+LatencyHistogram latency_histogram(const GroupTimes &gt);
+// The histogram's bins for the range [lo, hi] of the latencies (empty when n is 0).
+LatencyHistogram histogram_bins(double lo, double hi, std::uint64_t n);
+void histogram_add(LatencyHistogram &h, double L);
 
 // One block of the group's rows: S (self times) and T (inclusive times), ns, rows x columns,
 // for rows first .. first + S.rows() - 1 of the group (the same doubles as L).
 using BlockFn =
     std::function<void(Eigen::Index first, const Eigen::MatrixXd &S, const Eigen::MatrixXd &T)>;
 // Calls `fn` for every block of the group's rows in order: the hook for further passes (a
-// tail view's sums over the intervals with L above a threshold known from gt.L, ...).
+// tail view's sums over the intervals with L above a threshold: latency_ranks, ...).
 // Memory: a block of at most ~4 M doubles per matrix, whatever the number of intervals.
 void for_each_block(const GroupTimes &gt, const BlockFn &fn);
 
@@ -252,6 +292,10 @@ struct TailExcess {
   Eigen::VectorXd excess;    // per column of X
 };
 TailExcess tail_excess(const Eigen::VectorXd &L, const Eigen::MatrixXd &X, double q);
+
+// The rank (0-based, ascending) of the smallest latency of the tail bootstrap's candidates:
+// the intervals with L at or above the m-th largest, m = 2 ceil((1 - q/100) n) + 100.
+std::uint64_t tail_cut_rank(std::uint64_t n, double q);
 
 // The k-th draw (from 0) of PoissonWeights(seed): the weight fill() gives interval i of
 // replicate b when it fills `replicates` rows per interval, k = i * replicates + b.

@@ -1,9 +1,9 @@
 // The tail view (docs/statistics.md, "The tail"): per place, how much longer it takes in the
 // slowest intervals than on average. A cause that makes a few intervals very slow carries
 // little variance and ranks low by it; here it leads. Sums, not matrices: the threshold is a
-// percentile of gt.L (in memory), the places' times come a block of intervals at a time
-// (for_each_block), and the bootstrap is the Poisson one of the factors, each replicate's
-// threshold its own weighted percentile of L.
+// percentile of L (an exact order statistic found in passes: latency_ranks), the places' times come
+// a block of intervals at a time (for_each_block), and the bootstrap is the Poisson one of the
+// factors, each replicate's threshold its own weighted percentile of L.
 #include "stages.hpp"
 
 #include <algorithm>
@@ -114,26 +114,13 @@ void place_block(const TailColumns &tc, const MatrixXd &S, const MatrixXd &T, Ma
   X.col(P) = T.col(0) - X.leftCols(P).rowwise().sum();
 }
 
-// The candidates for every replicate's tail: the intervals with L at or above the m-th
-// largest, m about twice the tail's size (a replicate's threshold below them would need
-// the weight of twice the tail's intervals to fall under the tail's: never in practice, and
-// such a replicate is dropped, not guessed). Ascending rows.
-std::vector<Index> tail_candidates(const VectorXd &L, double q, double &cut) {
-  const Index I = L.size();
-  const double k0 = std::ceil((1 - q / 100) * static_cast<double>(I));
-  const Index m = std::min<Index>(I, static_cast<Index>(2 * k0) + 100);
-  std::vector<double> v(L.data(), L.data() + I);
-  const auto nth = v.begin() + static_cast<std::ptrdiff_t>(I - m);
-  std::nth_element(v.begin(), nth, v.end());
-  cut = *nth;
-  std::vector<Index> rows;
-  for (Index i = 0; i < I; ++i)
-    if (L[i] >= cut)
-      rows.push_back(i);
-  return rows;
-}
-
 } // namespace
+
+std::uint64_t tail_cut_rank(std::uint64_t n, double q) {
+  const double k0 = std::ceil((1 - q / 100) * static_cast<double>(n));
+  const std::uint64_t m = std::min<std::uint64_t>(n, static_cast<std::uint64_t>(2 * k0) + 100);
+  return n - m;
+}
 
 unsigned poisson_weight_at(std::uint64_t seed, std::uint64_t k) {
   PoissonWeights w(seed + k * PoissonWeights::kStep);
@@ -190,14 +177,16 @@ void tail_bootstrap(const TailColumns &tc, const GroupTimes &gt, const AnalyzeOp
                     std::uint64_t seed, GroupResult &gr, std::vector<std::string> &notes) {
   const int B = opt.bootstrap_samples;
   const double q = opt.tail_percentile;
-  double cut = 0;
-  const std::vector<Index> cand = tail_candidates(gt.L, q, cut);
-  const Index M = static_cast<Index>(cand.size());
-  MatrixXd Xcand(M, nci); // centred at the full sample's means
+  // the candidates: the rows with L at or above the m-th largest (an exact order statistic,
+  // latency_ranks), with their L and their place times centred at the full sample's means
+  const std::uint64_t cut_rank = tail_cut_rank(static_cast<std::uint64_t>(gt.rows), q);
+  latency_ranks(gt, {cut_rank});
+  const double cut = gt.order.at(cut_rank);
+  std::vector<Index> cand;
+  std::vector<double> cand_L, cand_X; // cand_X: nci per candidate
   ReplicateSums rs(B, 1 + nci);
   PoissonWeights weights(seed);
   MatrixXd X, Z, W;
-  std::size_t next = 0; // the next candidate's slot
   for_each_block(gt, [&](Index first, const MatrixXd &S, const MatrixXd &T) {
     const Index n = S.rows();
     place_block(tc, S, T, X);
@@ -206,23 +195,30 @@ void tail_bootstrap(const TailColumns &tc, const GroupTimes &gt, const AnalyzeOp
     for (int r = 0; r < nci; ++r)
       Z.col(1 + r) = X.col(column_of[static_cast<std::size_t>(r)]).array() -
                      mean[column_of[static_cast<std::size_t>(r)]];
-    for (; next < cand.size() && cand[next] < first + n; ++next)
-      Xcand.row(static_cast<Index>(next)) = Z.row(cand[next] - first).tail(nci);
+    for (Index i = 0; i < n; ++i)
+      if (T(i, 0) >= cut) {
+        cand.push_back(first + i);
+        cand_L.push_back(T(i, 0));
+        for (int r = 0; r < nci; ++r)
+          cand_X.push_back(Z(i, 1 + r));
+      }
     W.resize(B, n);
     weights.fill(W);
     rs.add_rows(W, Z);
   });
+  const Index M = static_cast<Index>(cand.size());
+  const Eigen::Map<const Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>>
+      Xcand(cand_X.data(), M, nci);
   // the candidates by L, descending (ties by row)
   std::vector<Index> desc(static_cast<std::size_t>(M));
   std::iota(desc.begin(), desc.end(), 0);
   std::sort(desc.begin(), desc.end(), [&](Index a, Index b) {
-    const double la = gt.L[cand[static_cast<std::size_t>(a)]],
-                 lb = gt.L[cand[static_cast<std::size_t>(b)]];
+    const double la = cand_L[static_cast<std::size_t>(a)], lb = cand_L[static_cast<std::size_t>(b)];
     return la != lb ? la > lb : a < b;
   });
   std::vector<double> L_desc;
   for (Index s : desc)
-    L_desc.push_back(gt.L[cand[static_cast<std::size_t>(s)]]);
+    L_desc.push_back(cand_L[static_cast<std::size_t>(s)]);
   std::vector<std::vector<double>> est(static_cast<std::size_t>(nci));
   std::vector<unsigned> w(static_cast<std::size_t>(M));
   VectorXd tail_sum(nci);
@@ -271,7 +267,7 @@ void tail_bootstrap(const TailColumns &tc, const GroupTimes &gt, const AnalyzeOp
 
 void tail_stats(const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions &opt,
                 std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes) {
-  const Index I = gt.L.size();
+  const Index I = gt.rows;
   if (!(opt.tail_percentile > 0 && opt.tail_percentile < 100))
     throw AnalysisError("tail_percentile = " + std::to_string(opt.tail_percentile) +
                         ": the tail's percentile must lie in (0, 100), e.g. 99");
@@ -283,12 +279,12 @@ void tail_stats(const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions
   // untracked time (L minus the places', so the excesses add up to L's)
   const TailColumns tc = tail_columns(pt, gt);
   const Index P = tc.places();
-  TailSums sums(P + 1, percentile_of(gt.L, opt.tail_percentile));
+  TailSums sums(P + 1, latency_percentile(gt, opt.tail_percentile / 100));
   double untracked_max = 0;
   MatrixXd X;
   for_each_block(gt, [&](Index first, const MatrixXd &S, const MatrixXd &T) {
     place_block(tc, S, T, X);
-    sums.add_rows(gt.L.segment(first, S.rows()), X);
+    sums.add_rows(T.col(0), X);
     untracked_max = std::max(untracked_max, X.col(P).cwiseAbs().maxCoeff());
   });
   const TailExcess t = sums.excess();

@@ -144,11 +144,11 @@ int main(int argc, char **argv) {
     GroupResult gr;
     gr.label = group.label;
     const GroupTimes gt = group_times(eo, group.intervals);
-    gr.latency = latency_stats(gt.L);
+    gr.latency = latency_stats(gt);
     Terms terms = variance_trees(res, facts, nf, pt, gt, opt, gr);
     place_stats(nf, pt, gt, opt, gr);
     if (full) {
-      gr.histogram = latency_histogram(gt.L);
+      gr.histogram = latency_histogram(gt);
       wait_stats(res, nf, pt, gt, gr);
       std::vector<std::size_t> order =
           rank_factors(res, nf, terms.factors, opt.max_factors, &pt, &gr);

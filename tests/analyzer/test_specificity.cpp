@@ -87,7 +87,7 @@ Ranked rank(const EngineOutput &eo, const DbFacts &facts, Ranking ranking) {
   const NodeFacts nf = heights_and_specificity(facts, r.res);
   const PlaceTable pt = assign_places(r.res, facts);
   const GroupTimes gt = group_times(eo, interval_groups(eo, 2)[0].intervals);
-  r.gr.latency = latency_stats(gt.L);
+  r.gr.latency = latency_stats(gt);
   Terms terms = variance_trees(r.res, facts, nf, pt, gt, opt, r.gr);
   place_stats(nf, pt, gt, opt, r.gr);
   for (auto i : rank_factors(r.res, nf, terms.factors, opt.max_factors, &pt, &r.gr))

@@ -162,7 +162,7 @@ TEST(Stages, GroupsAndTimeMatrices) {
   const DenseTimes d = dense_times(gt);
   EXPECT_DOUBLE_EQ(d.S(2, 1), 4);
   EXPECT_DOUBLE_EQ(d.T(2, 1), 10);
-  EXPECT_DOUBLE_EQ(gt.L[2], 11);
+  EXPECT_DOUBLE_EQ(column(gt, {0, false})[2], 11);
   EXPECT_DOUBLE_EQ(column(gt, {1, true})[1], 3);
   EXPECT_EQ(gt.kids[1], std::vector<int>{2});
 }
@@ -240,7 +240,7 @@ TEST(Stages, RowsHoldTheTimeMatricesDoublesAndOnlyTouchedNodes) {
     EXPECT_EQ(num(r[2]), d.T(row, gt.col_of[node])) << r[0] << " " << r[1];
     EXPECT_EQ(num(r[3]), d.S(row, gt.col_of[node])) << r[0] << " " << r[1];
   }
-  EXPECT_EQ(num(ivs[0][2]), gt.L[0]);
+  EXPECT_EQ(num(ivs[0][2]), column(gt, {0, false})[0]);
   EXPECT_EQ(num(nt[2][3]), 0.0); // s2 of interval 100: no self time, a row as s4's ancestor
 }
 
@@ -328,7 +328,7 @@ TEST(Stages, TimeOutsideEveryProbedFunctionIsAPlace) {
   PlaceTable pt = assign_places(res, facts);
   GroupTimes gt = group_times(eo, interval_groups(eo, 2)[0].intervals);
   GroupResult gr;
-  gr.latency = latency_stats(gt.L);
+  gr.latency = latency_stats(gt);
   AnalyzeOptions opt;
   place_stats(nf, pt, gt, opt, gr);
   ASSERT_EQ(gr.places.size(), 3u);
@@ -369,7 +369,7 @@ TEST(Stages, TimeOutsideEveryProbedFunctionIsAPlace) {
       t.ticks = 0;
   GroupTimes inside = group_times(eo, interval_groups(eo, 2)[0].intervals);
   GroupResult gi;
-  gi.latency = latency_stats(inside.L);
+  gi.latency = latency_stats(inside);
   place_stats(nf, pt, inside, opt, gi);
   for (const auto &p : gi.places)
     EXPECT_NE(p.key, "o:outside");
@@ -397,7 +397,7 @@ TEST(Stages, WhatIfReplacesTheTermByItsMean) {
   terms.factors[0].key = "var:/s1";
   terms.cols.push_back({{1, false}, {-1, false}});
   GroupResult gr;
-  gr.latency = latency_stats(gt.L);
+  gr.latency = latency_stats(gt);
   gr.factors = terms.factors;
   what_if(gt, terms, {0}, 10, gr);
   ASSERT_EQ(gr.whatifs.size(), 1u);
