@@ -282,7 +282,7 @@ void tail_stats(const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions
   TailSums sums(P + 1, latency_percentile(gt, opt.tail_percentile / 100));
   double untracked_max = 0;
   MatrixXd X;
-  for_each_block(gt, [&](Index first, const MatrixXd &S, const MatrixXd &T) {
+  for_each_block(gt, [&](Index, const MatrixXd &S, const MatrixXd &T) {
     place_block(tc, S, T, X);
     sums.add_rows(T.col(0), X);
     untracked_max = std::max(untracked_max, X.col(P).cwiseAbs().maxCoeff());
