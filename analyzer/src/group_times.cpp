@@ -269,4 +269,13 @@ LatencyHistogram latency_histogram(const GroupTimes &gt) {
   return h;
 }
 
+Eigen::Index variable_of(const GroupTimes &gt, const Col &c) {
+  return gt.col_of[c.node] + (c.body ? static_cast<Eigen::Index>(gt.present.size()) : 0);
+}
+
+Eigen::MatrixXd::ConstColXpr block_column(const GroupTimes &gt, const Col &c,
+                                          const Eigen::MatrixXd &S, const Eigen::MatrixXd &T) {
+  return c.body ? S.col(gt.col_of[c.node]) : T.col(gt.col_of[c.node]);
+}
+
 } // namespace vprof::analyzer::detail

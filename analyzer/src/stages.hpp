@@ -233,6 +233,10 @@ struct Col {
 };
 // One column over the group's intervals (one pass; n doubles).
 Eigen::VectorXd column(const GroupTimes &gt, const Col &c);
+// A column's variable in gt.cols (T_c: c, B_c: C + c) and its values in a block.
+Eigen::Index variable_of(const GroupTimes &gt, const Col &c);
+Eigen::MatrixXd::ConstColXpr block_column(const GroupTimes &gt, const Col &c,
+                                          const Eigen::MatrixXd &S, const Eigen::MatrixXd &T);
 
 // The factors of one group, with the columns of each term (second.node -1: a variance).
 struct Terms {
@@ -336,6 +340,8 @@ RowsSummary write_rows(const EngineOutput &eo, const AnalysisResult &res, const 
 
 // Population variance / covariance (divide by n): the one estimator used everywhere.
 double cov_of(const Eigen::VectorXd &x, const Eigen::VectorXd &y);
+// The linear-interpolation percentile (R type 7) of v, p in [0, 1] (latency.cpp).
+double percentile(std::vector<double> v, double p);
 LatencyStats latency_stats(const Eigen::VectorXd &L);
 LatencyHistogram latency_histogram(const Eigen::VectorXd &L);
 
