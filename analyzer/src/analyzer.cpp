@@ -3,8 +3,6 @@
 // noise_floor.cpp, what_if.cpp; formulas: docs/statistics.md).
 #include "vprof/analyzer.hpp"
 
-#include "accumulators.hpp"
-#include "engine.hpp"
 #include "stages.hpp"
 #include "vprof/trace_reader.hpp"
 #include "vprof/workspace.hpp"
@@ -13,16 +11,7 @@
 
 #include <Eigen/Dense>
 
-#include <algorithm>
-#include <cmath>
-#include <functional>
-#include <limits>
-#include <map>
-#include <numeric>
 #include <random>
-#include <set>
-#include <thread>
-#include <unordered_map>
 
 namespace vprof::analyzer {
 namespace detail {

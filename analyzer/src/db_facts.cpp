@@ -1,11 +1,6 @@
 // What the workspace knows of the trace's sites (names, heights, kinds) and the engine's
 // options from the run's settings.
-#include "vprof/analyzer.hpp"
-
-#include "accumulators.hpp"
-#include "engine.hpp"
 #include "stages.hpp"
-#include "vprof/trace_reader.hpp"
 #include "vprof/workspace.hpp"
 #include "vprof/workspace_analysis.hpp"
 #include "vprof/workspace_rows.hpp"
@@ -13,15 +8,6 @@
 #include <Eigen/Dense>
 
 #include <algorithm>
-#include <cmath>
-#include <functional>
-#include <limits>
-#include <map>
-#include <numeric>
-#include <random>
-#include <set>
-#include <thread>
-#include <unordered_map>
 
 namespace vprof::analyzer::detail {
 

@@ -1,27 +1,12 @@
 // Latency statistics of a group: mean, variance, percentiles and the log-scale histogram
 // (docs/statistics.md).
-#include "vprof/analyzer.hpp"
-
-#include "accumulators.hpp"
-#include "engine.hpp"
 #include "stages.hpp"
-#include "vprof/trace_reader.hpp"
-#include "vprof/workspace.hpp"
-#include "vprof/workspace_analysis.hpp"
-#include "vprof/workspace_rows.hpp"
 
 #include <Eigen/Dense>
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
-#include <limits>
-#include <map>
-#include <numeric>
-#include <random>
-#include <set>
-#include <thread>
-#include <unordered_map>
+#include <vector>
 
 namespace vprof::analyzer::detail {
 

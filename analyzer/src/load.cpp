@@ -1,27 +1,14 @@
 // Loading a trace: the engine's notes made into the result's warnings (drops, repeated
 // pids, host clocks, interval marks, kernel waits).
-#include "vprof/analyzer.hpp"
-
-#include "accumulators.hpp"
-#include "engine.hpp"
 #include "stages.hpp"
 #include "vprof/trace_reader.hpp"
-#include "vprof/workspace.hpp"
-#include "vprof/workspace_analysis.hpp"
-#include "vprof/workspace_rows.hpp"
 
 #include <Eigen/Dense>
 
-#include <algorithm>
-#include <cmath>
-#include <functional>
-#include <limits>
 #include <map>
-#include <numeric>
-#include <random>
 #include <set>
+#include <string>
 #include <thread>
-#include <unordered_map>
 
 namespace vprof::analyzer::detail {
 

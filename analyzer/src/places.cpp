@@ -1,26 +1,10 @@
 // Places (docs/statistics.md, "Places"): every node's place and the wait whose waker's
 // work it is.
-#include "vprof/analyzer.hpp"
-
-#include "accumulators.hpp"
-#include "engine.hpp"
 #include "stages.hpp"
-#include "vprof/trace_reader.hpp"
-#include "vprof/workspace.hpp"
-#include "vprof/workspace_analysis.hpp"
-#include "vprof/workspace_rows.hpp"
 
 #include <Eigen/Dense>
 
-#include <algorithm>
-#include <cmath>
-#include <functional>
-#include <limits>
-#include <map>
-#include <numeric>
-#include <random>
-#include <set>
-#include <thread>
+#include <string>
 #include <unordered_map>
 
 namespace vprof::analyzer::detail {
