@@ -183,15 +183,15 @@ def test_b_sleeps_in_the_phase_syscall_woken_by_a(handoff_run):
         for s in sleeps:
             assert s.syscall == PHASE_SYSCALL[phase], (phase, str(s))
             assert s.pid == info["main"] and s.state & 0xFF in (1, 2), str(s)
-        # a switch-in the kernel left unrecorded (3 in 52,009 sleeps measured; docs/recorder.md):
-        # at most one a phase of 200 hand-offs, and the analyzer's rule covers it
-        unseen = [s for s in sleeps if not run_seen(b, s)]
+        # a switch-in or a wake-up the kernel left unrecorded (3 in 52,009 and 1 in 30,937 sleeps
+        # measured; docs/recorder.md): at most one a phase of 200 hand-offs, and the analyzer's
+        # rules cover both
+        unseen = [s for s in sleeps if not run_seen(b, s) or wake_of(b, s) is None]
         assert len(unseen) <= 1, (phase, [str(s) for s in unseen])
         for s in sleeps:
             if s in unseen:
                 continue
             wake = wake_of(b, s)
-            assert wake, f"{phase}: no WAKE of B for {s}"
             assert (wake.other, wake.other_pid) == (info["a"], info["main"]), str(wake)
             assert wake.flags & sched_file.WAKER_IRQ == 0, str(wake)
 
@@ -205,8 +205,8 @@ def test_child_process_is_traced(handoff_run):
             and r.syscall == SYS_CLOCK_NANOSLEEP]
     assert len(naps) == 5, [str(r) for r in child]
     # nanosleep ends in the timer interrupt: the waker is whatever ran there, flagged (a
-    # switch-in the kernel left unrecorded, 1 in 10^4, takes its wake-up with it)
-    seen = [nap for nap in naps if run_seen(child, nap)]
+    # switch-in or a wake-up the kernel left unrecorded, about 1 in 10^4: one nap at most)
+    seen = [nap for nap in naps if run_seen(child, nap) and wake_of(child, nap) is not None]
     assert len(seen) >= len(naps) - 1, [str(r) for r in child]
     for nap in seen:
         wake = wake_of(child, nap)
@@ -465,7 +465,8 @@ def test_switch_between_traced_threads_is_one_record(recorder, handoff, tmp_path
             if s is tasks[me][-1] or all(r.kind != sched_file.RUN for r in tasks[me][tasks[me].index(s):]):
                 continue  # its exit
             if not run_seen(tasks[me], s):
-                continue  # a switch-in the kernel left unrecorded (docs/recorder.md)
+                continue  # a switch-in the kernel left unrecorded (docs/recorder.md); a lost
+                # wake-up counts against the 1 % below
             wake = wake_of(tasks[me], s)
             woken_by_peer += wake is not None and wake.other == peer
     assert woken_by_peer >= 0.99 * len(sleeps) - 4, (woken_by_peer, len(sleeps))
