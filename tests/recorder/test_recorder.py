@@ -186,12 +186,12 @@ def test_b_sleeps_in_the_phase_syscall_woken_by_a(handoff_run):
         # a switch-in or a wake-up the kernel left unrecorded (3 in 52,009 and 1 in 30,937 sleeps
         # measured; docs/recorder.md): at most one a phase of 200 hand-offs, and the analyzer's
         # rules cover both
-        unseen = [s for s in sleeps if not run_seen(b, s) or wake_of(b, s) is None]
+        wakes = {s: wake_of(b, s) for s in sleeps if run_seen(b, s)}
+        unseen = [s for s in sleeps if wakes.get(s) is None]
         assert len(unseen) <= 1, (phase, [str(s) for s in unseen])
-        for s in sleeps:
-            if s in unseen:
+        for s, wake in wakes.items():
+            if wake is None:
                 continue
-            wake = wake_of(b, s)
             assert (wake.other, wake.other_pid) == (info["a"], info["main"]), str(wake)
             assert wake.flags & sched_file.WAKER_IRQ == 0, str(wake)
 
@@ -206,10 +206,10 @@ def test_child_process_is_traced(handoff_run):
     assert len(naps) == 5, [str(r) for r in child]
     # nanosleep ends in the timer interrupt: the waker is whatever ran there, flagged (a
     # switch-in or a wake-up the kernel left unrecorded, about 1 in 10^4: one nap at most)
-    seen = [nap for nap in naps if run_seen(child, nap) and wake_of(child, nap) is not None]
+    wakes = {nap: wake_of(child, nap) for nap in naps if run_seen(child, nap)}
+    seen = {nap: wake for nap, wake in wakes.items() if wake is not None}
     assert len(seen) >= len(naps) - 1, [str(r) for r in child]
-    for nap in seen:
-        wake = wake_of(child, nap)
+    for nap, wake in seen.items():
         # a timer interrupt: flagged, or taken on an idle CPU, where the waker is the idle
         # task (tid 0; sched_format.h: "0: the idle task, that is an interrupt")
         assert wake and (wake.flags & sched_file.WAKER_IRQ or wake.other == 0), \
