@@ -144,6 +144,7 @@ struct EngineOutput {
   std::uint64_t kernel_edges = 0;   // of them, woken by a traced thread (a wake-up edge)
   std::uint64_t kernel_filled = 0;  // interposed waits without a pairing given the kernel's waker
   std::uint64_t kernel_clamped = 0; // kernel events at odds with the records (clock skew)
+  std::uint64_t kernel_data_wakes = 0; // room wake-ups given their data's waker (data wake-up)
   std::uint64_t pseudo_waits[kPseudoWakers] = {}; // kernel waits ended at a pseudo-waker
   std::uint64_t peak_segments = 0;
   double ticks_per_second = 1e9;

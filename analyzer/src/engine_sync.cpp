@@ -273,6 +273,28 @@ void Engine::kernel_waker(const Thread &th, std::int64_t t, std::int32_t &src, s
                           (w.flags & VPROF_SCHED_WAKER_IRQ) != 0 || w.other == 0);
 }
 
+// Takes WAKE `ev` as the open sleep's wake-up: the first since its SLEEP, or a data wake-up
+// after a room wake-up (VPROF_SCHED_WAKE_ROOM: the waker consumed data, the kernel woke every
+// sleeper of the socket, this one sleeps to receive; the data came with the waker's next send,
+// VPROF_SCHED_WAKE_DATA, before the sleeper ran). A data wake-up of a sleep that ran already,
+// or was not room-woken, is ignored (docs/analyzer.md, "Kernel waits").
+bool Engine::take_wake(Thread &th, const trace::KernelEvent &ev) {
+  if (ev.kind != VPROF_SCHED_WAKE)
+    return false;
+  if (ev.flags & VPROF_SCHED_WAKE_DATA) {
+    const auto self = static_cast<std::int32_t>(&th - threads_.data());
+    if (!th.kwoken || !(th.kwake.flags & VPROF_SCHED_WAKE_ROOM) || ev.waker < 0 ||
+        ev.waker == self || ev.t < th.kwake.t)
+      return false;
+    ++out_.kernel_data_wakes;
+  } else if (th.kwoken) {
+    return false;
+  }
+  th.kwoken = true;
+  th.kwake = ev;
+  return true;
+}
+
 // A record of the thread at t inside a kernel wait, before the kernel's RUN: the clocks
 // disagree by a little (or the RUN was lost). When the wait was woken already, or its RUN
 // follows within the skew allowance and nearer to t than its SLEEP, the wait ends at t with
@@ -295,11 +317,8 @@ bool Engine::kernel_end_early(Thread &th, std::int64_t t, std::int32_t &src, std
     return false;
   bool peeked = false;
   for (; run < th.kn && th.kpos <= run; ++th.kpos) // up to the RUN: its WAKE
-    if (th.kev[th.kpos].kind == VPROF_SCHED_WAKE && !th.kwoken) {
-      th.kwoken = true;
-      th.kwake = th.kev[th.kpos];
+    if (take_wake(th, th.kev[th.kpos]))
       peeked = true;
-    }
   if (run < th.kn)
     th.ksleep = false;
   kernel_waker(th, t, src, r, pseudo);
@@ -373,14 +392,17 @@ void Engine::kernel(std::int32_t ti, const trace::KernelEvent &ev) {
     }
     break;
   case VPROF_SCHED_WAKE:
+    if (ev.flags & VPROF_SCHED_WAKE_DATA) { // not the scheduler's: only a room wake-up's data
+      if (th.ksleep && take_wake(th, ev))
+        register_trunc_ordered(ev.t);
+      break;
+    }
     // a wake-up by a traced thread of a waiting thread may become an edge: the walk will
     // cut the waker's timeline at its time
     if (ev.waker >= 0 && ev.waker != ti && (th.ksleep || th.waiting))
       register_trunc_ordered(ev.t);
-    if (th.ksleep && !th.kwoken) {
-      th.kwoken = true;
-      th.kwake = ev;
-    }
+    if (th.ksleep)
+      take_wake(th, ev);
     note_kernel_waker(th, ev, ti);
     break;
   case VPROF_SCHED_RUN:

@@ -618,10 +618,11 @@ private:
   bool kernel_end_early(Thread &th, std::int64_t t, std::int32_t &src, std::int64_t &r,
                         std::uint8_t &pseudo);
   void kernel_fill(Thread &th, std::int64_t t, std::int32_t &src, std::int64_t &r);
+  bool take_wake(Thread &th, const trace::KernelEvent &ev);
   std::int64_t cuttable_release(std::int32_t src, std::int64_t r, std::int64_t t);
   void note_kernel_waker(Thread &th, const trace::KernelEvent &ev, std::int32_t ti) {
-    if (th.waiting && !th.kwait && ev.kind == VPROF_SCHED_WAKE && ev.waker >= 0 && ev.waker != ti &&
-        ev.t >= th.wb) {
+    if (th.waiting && !th.kwait && ev.kind == VPROF_SCHED_WAKE &&
+        !(ev.flags & VPROF_SCHED_WAKE_DATA) && ev.waker >= 0 && ev.waker != ti && ev.t >= th.wb) {
       th.iw_src = ev.waker;
       th.iw_r = ev.t;
     }

@@ -137,6 +137,7 @@ void kernel_waits(const trace::Trace &tr, const EngineOutput &eo, AnalysisResult
   k.edges = eo.kernel_edges;
   k.filled = eo.kernel_filled;
   k.clamped = eo.kernel_clamped;
+  k.data_wakes = eo.kernel_data_wakes;
   k.io_device = eo.pseudo_waits[kPseudoIo];
   k.net_receive = eo.pseudo_waits[kPseudoNet];
   k.timer = eo.pseudo_waits[kPseudoTimer];

@@ -305,6 +305,7 @@ std::string render_text(const AnalysisResult &res, const RenderOptions &opt) {
            std::to_string(k.timer) + ", [process] other " + std::to_string(k.other_process) +
            ", [thread] without records " + std::to_string(k.unrecorded_thread) + "), " +
            std::to_string(k.filled) + " interposed waits given the kernel's waker, " +
+           std::to_string(k.data_wakes) + " room wake-ups given their data's waker, " +
            std::to_string(k.clamped) + " kernel events clamped, " + std::to_string(k.lost) +
            " lost\n";
   }
@@ -406,6 +407,7 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
                      {"unrecorded-thread", k.unrecorded_thread}}},
                    {"filled", k.filled},
                    {"clamped", k.clamped},
+                   {"data_wakes", k.data_wakes},
                    {"lost", k.lost}};
   }
   if (res.message_edges || !res.hosts.empty())

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 
 #include <vprof/vprof.h>
@@ -27,6 +28,17 @@
     struct timespec acc_ts_;                                                                       \
     clock_gettime(CLOCK_MONOTONIC, &acc_ts_);                                                      \
     (uint64_t)acc_ts_.tv_sec * 1000000000ull + (uint64_t)acc_ts_.tv_nsec;                          \
+  })
+
+/* Voluntary context switches of the calling thread so far (getrusage, RUSAGE_THREAD): a
+ * blocking call that went to sleep adds one, so the difference around it says whether it
+ * slept, which is what gives the kernel recorder a wake-up edge (a call that found its data
+ * already there, or whose data came in before it slept, has none). */
+#define ACC_VOLUNTARY_SWITCHES()                                                                   \
+  __extension__({                                                                                  \
+    struct rusage acc_ru_;                                                                         \
+    getrusage(RUSAGE_THREAD, &acc_ru_);                                                            \
+    acc_ru_.ru_nvcsw;                                                                              \
   })
 
 /* Busy-waits until `ns` nanoseconds have passed (not sleep: sleep jitter would add

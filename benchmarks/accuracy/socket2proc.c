@@ -6,13 +6,19 @@
  * recv() for the next request, runs sock_server_work, U(0, 600) u (Var 30000 u^2), and
  * sock_encode (constant 5 u), and sends the index back. The interval lives in the client;
  * the cause runs in another process and is reached only through the kernel's scheduler
- * wake-ups (the server's send wakes the client's recv), no pthread call on the path.
+ * wake-ups (the server's send wakes the client's recv), no pthread call on the path. The
+ * kernel also wakes the client when the server's recv takes the request (room freed in the
+ * client's send buffer, no data: a room wake-up); on a loaded machine the client may not
+ * run before the reply, and only the recorder's data wake-up at the server's send names
+ * the real release (docs/recorder.md, "Room wake-ups").
  * Var(L) = 46875 u^2 (+ wake-up jitter); planted share 30000 / 46875 = 0.64 when every
  * client blocks.
- * Critical-path rule: if the reply was sent before the client reached recv() (the client
- * was preempted; a loaded machine), recv() does not sleep, there is no wake-up edge and
- * that interval's realised cause time is 0. The server's times reach the parent through an
- * anonymous shared mapping.
+ * Critical-path rule: if recv() does not sleep (the reply came before the client got there:
+ * it was preempted, a loaded machine), there is no wake-up edge and that interval's
+ * realised cause time is 0. Whether it slept is read from the thread's voluntary context
+ * switches around the call, the recorder's own criterion (a timestamp before the call
+ * cannot see a reply that lands between it and the sleep). The server's times reach the
+ * parent through an anonymous shared mapping.
  * How often that happens is the scheduler's choice (on 2 busy cores the woken worker often
  * preempts the client on its own CPU), and moving those intervals' cause time into the rest
  * gives a negative covariance that carries the realised share from 0.5 to above 1.0: no
@@ -27,8 +33,7 @@
 
 static double *g_work_u, *g_noise_u; /* drawn before fork: both processes see them */
 static double *g_cause_ns;           /* in shared memory, written by the server */
-static uint64_t *g_sent_ns;          /* in shared memory: when the server sent the reply */
-static uint64_t *g_waiting_ns;       /* when the client called recv() */
+static unsigned char *g_slept;       /* the client's recv() slept: a wake-up edge */
 static double *g_lat_ns;
 
 /* One send()/recv() of exactly `size` bytes (an int: one call on a stream socket in
@@ -64,7 +69,6 @@ void sock_server_loop(int fd) {
     sock_server_work(i);
     g_cause_ns[i] = (double)(ACC_NOW_NS() - t);
     sock_encode(i);
-    g_sent_ns[i] = ACC_NOW_NS();
     SOCK_IO(send, fd, &i, sizeof i, );
   }
 }
@@ -79,8 +83,9 @@ void sock_finish(int i) { ACC_SPIN_UNITS(g_noise_u[i]); }
 void sock_call_server(int fd, int i) {
   int answer = -1;
   SOCK_IO(send, fd, &i, sizeof i, );
-  g_waiting_ns[i] = ACC_NOW_NS();
+  long switches = ACC_VOLUNTARY_SWITCHES();
   SOCK_IO(recv, fd, &answer, sizeof answer, fprintf(stderr, "socket2proc: server gone\n"); exit(1));
+  g_slept[i] = ACC_VOLUNTARY_SWITCHES() > switches;
   if (answer != i) {
     fprintf(stderr, "socket2proc: reply %d for request %d\n", answer, i);
     exit(1);
@@ -104,18 +109,17 @@ int main(int argc, char **argv) {
   acc_parse(argc, argv, &o, 300);
   int n = o.intervals;
   uint64_t rng = o.seed;
-  size_t bytes = (size_t)n * (sizeof(double) + sizeof(uint64_t));
+  size_t bytes = (size_t)n * sizeof(double);
   void *mem = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) {
     perror("socket2proc: mmap");
     return 1;
   }
   g_cause_ns = (double *)mem;
-  g_sent_ns = (uint64_t *)(g_cause_ns + n);
   g_work_u = acc_xcalloc(n, sizeof(double));
   g_noise_u = acc_xcalloc(n, sizeof(double));
   g_lat_ns = acc_xcalloc(n, sizeof(double));
-  g_waiting_ns = acc_xcalloc(n, sizeof(uint64_t));
+  g_slept = acc_xcalloc(n, 1);
   for (int i = 0; i < n; ++i) {
     g_work_u[i] = acc_uniform(&rng, 0, 600);
     g_noise_u[i] = acc_uniform(&rng, 0, 450);
@@ -146,7 +150,7 @@ int main(int argc, char **argv) {
     return 1;
   }
   for (int i = 0; i < n; ++i)
-    if (g_sent_ns[i] < g_waiting_ns[i]) /* recv() found the reply: no wait, no edge */
+    if (!g_slept[i]) /* recv() did not sleep: no wake-up edge */
       g_cause_ns[i] = 0;
   acc_report("socket2proc", "sock_server_work", g_lat_ns, g_cause_ns, NULL, n, -1);
   return 0;

@@ -51,6 +51,9 @@ struct {
    traced thread that slept, which one pointer load tells at every switch. */
 struct task_state {
   __u8 sleeping;
+  /* a sleeper this task woke with a room wake-up (VPROF_SCHED_WAKE_ROOM) and owes the data
+     wake-up of its next send (0: none) */
+  __u32 room_tid, room_pid;
 };
 struct {
   __uint(type, BPF_MAP_TYPE_TASK_STORAGE);
@@ -144,6 +147,13 @@ static __always_inline __s64 blocked_syscall(struct task_struct *t) {
 #endif
 }
 
+/* A system call that waits for data from a peer (x86-64 numbers): read, readv, recvfrom,
+   recvmsg, recvmmsg. A task inside one that wakes a sleeper consumed data, which frees room in
+   the sender's socket buffer; it hands over none. */
+static __always_inline bool receives(__s64 nr) {
+  return nr == 0 || nr == 19 || nr == 45 || nr == 47 || nr == 299;
+}
+
 /* Appends one record about `task`; a full ring counts it as lost. */
 static __always_inline void emit(__u8 kind, __u8 flags, __u32 tid, __u32 pid, __u32 other,
                                  __u32 other_pid, __u32 arg) {
@@ -203,15 +213,64 @@ int BPF_PROG(vprof_sched_switch, bool preempt, struct task_struct *prev, struct 
   return 0;
 }
 
+/* A wake-up of a traced task. Its arg is the system call the waker is in. A room wake-up: a
+   traced task receiving (it consumed data from a socket, which frees room in the sender's
+   buffer) wakes a sleeper that waits to receive too; the kernel wakes every sleeper on the
+   socket's wait queue for that (AF_UNIX stream sockets), the data it waits for comes later.
+   The waker then owes it the data wake-up of its next send (data_sent). */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(vprof_sched_waking, struct task_struct *p) {
   __u32 tgid = p->tgid;
-  if ((!bpf_task_storage_get(&tasks, p, NULL, 0) && !is_traced(tgid)) ||
-      (p->flags & VPROF_PF_EXITING))
+  struct task_state *ps = bpf_task_storage_get(&tasks, p, NULL, 0);
+  if ((!ps && !is_traced(tgid)) || (p->flags & VPROF_PF_EXITING))
     return 0;
   __u64 waker = bpf_get_current_pid_tgid();
-  emit(VPROF_SCHED_WAKE, in_interrupt_context() ? VPROF_SCHED_WAKER_IRQ : 0, p->pid, tgid,
-       (__u32)waker, (__u32)(waker >> 32), 0);
+  __u8 flags = 0;
+  __s64 waker_syscall = -1;
+  if (in_interrupt_context())
+    flags = VPROF_SCHED_WAKER_IRQ;
+  else
+    waker_syscall = blocked_syscall(bpf_get_current_task_btf());
+  if (ps && ps->sleeping && receives(waker_syscall) && receives(blocked_syscall(p)) &&
+      is_traced((__u32)(waker >> 32))) {
+    struct task_state *ws = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), NULL,
+                                                 BPF_LOCAL_STORAGE_GET_F_CREATE);
+    if (ws) {
+      flags |= VPROF_SCHED_WAKE_ROOM;
+      ws->room_tid = p->pid;
+      ws->room_pid = tgid;
+    }
+  }
+  emit(VPROF_SCHED_WAKE, flags, p->pid, tgid, (__u32)waker, (__u32)(waker >> 32),
+       vprof_sched_sleep_arg(waker_syscall, 0));
+  return 0;
+}
+
+/* A traced task that owes a room wake-up's sleeper its data has sent: the data wake-up (a
+   WAKE with VPROF_SCHED_WAKE_DATA, at the send's end). The kernel records none: the
+   sleeper, runnable since the room wake-up, is no longer on the wait queue. Whether it still
+   sleeps is the reader's to check (it may have run meanwhile). */
+static __always_inline void data_sent(void) {
+  struct task_struct *task = bpf_get_current_task_btf();
+  struct task_state *ts = bpf_task_storage_get(&tasks, task, NULL, 0);
+  if (!ts || ts->room_tid == 0)
+    return;
+  __u32 tid = ts->room_tid, pid = ts->room_pid;
+  ts->room_tid = 0;
+  __u64 me = bpf_get_current_pid_tgid();
+  emit(VPROF_SCHED_WAKE, VPROF_SCHED_WAKE_DATA, tid, pid, (__u32)me, (__u32)(me >> 32),
+       vprof_sched_sleep_arg(blocked_syscall(task), 0));
+}
+
+/* A socket send ended (write, writev, send, sendto, sendmsg, sendmmsg on a socket; Linux >=
+   6.5): the data is in the receiver's queue, where the kernel would have woken a sleeper still
+   on its wait queue. Fires on socket sends only: no other system call pays for it. A kernel
+   without the tracepoint loads the rest (the loader turns this program off): room wake-ups
+   keep their first waker there. */
+SEC("tp_btf/sock_send_length")
+int BPF_PROG(vprof_sock_sent, struct sock *sk, int ret, int flags) {
+  if (ret > 0)
+    data_sent();
   return 0;
 }
 

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include <bpf/bpf.h>
+#include <bpf/btf.h>
 #include <bpf/libbpf.h>
 
 #include <vprof/sched_format.h>
@@ -342,12 +343,24 @@ static int fill_rings(struct vprof_sched_bpf *skel) {
   return 0;
 }
 
+/* The data wake-ups of room wake-ups come from the tracepoint at a socket send's end
+   (sock_send_length, Linux >= 6.5); a kernel without it loads the rest, and its room wake-ups
+   keep their first waker (docs/recorder.md, "Room wake-ups"). */
+static void drop_missing_send_hook(struct vprof_sched_bpf *skel) {
+  struct btf *vmlinux = btf__load_vmlinux_btf();
+  if (!vmlinux ||
+      btf__find_by_name_kind(vmlinux, "btf_trace_sock_send_length", BTF_KIND_TYPEDEF) < 0)
+    bpf_program__set_autoload(skel->progs.vprof_sock_sent, false);
+  btf__free(vmlinux);
+}
+
 /* Opens, sizes and loads the programs, puts `root_pid` (if not 0) in the traced set, and
    attaches them; on failure prints why (EXIT_CANNOT). */
 static int load_programs(struct vprof_sched_bpf **out, unsigned ring_mb, long root_pid) {
   struct vprof_sched_bpf *skel = vprof_sched_bpf__open();
   if (!skel)
     return cannot_record("cannot open the BPF object: %s", strerror(errno));
+  drop_missing_send_hook(skel);
   int err = create_rings(skel, ring_mb);
   const char *step = "create the ring buffers";
   if (err == 0) {

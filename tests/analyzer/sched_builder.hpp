@@ -40,6 +40,21 @@ public:
     return add(ns, tid, pid, VPROF_SCHED_WAKE, waker, waker_pid, irq ? VPROF_SCHED_WAKER_IRQ : 0,
                0);
   }
+  // version 3: tid, sleeping to receive, woken by a waker receiving in `waker_syscall` (a room
+  // wake-up: VPROF_SCHED_WAKE_ROOM)
+  SchedBuilder &room_wake(std::uint64_t ns, std::uint32_t tid, std::uint32_t pid,
+                          std::uint32_t waker, std::uint32_t waker_pid,
+                          std::int64_t waker_syscall) {
+    return add(ns, tid, pid, VPROF_SCHED_WAKE, waker, waker_pid, VPROF_SCHED_WAKE_ROOM,
+               vprof_sched_sleep_arg(waker_syscall, 0));
+  }
+  // version 3: the room wake-up's waker sent (VPROF_SCHED_WAKE_DATA) in `waker_syscall`
+  SchedBuilder &data_wake(std::uint64_t ns, std::uint32_t tid, std::uint32_t pid,
+                          std::uint32_t waker, std::uint32_t waker_pid,
+                          std::int64_t waker_syscall) {
+    return add(ns, tid, pid, VPROF_SCHED_WAKE, waker, waker_pid, VPROF_SCHED_WAKE_DATA,
+               vprof_sched_sleep_arg(waker_syscall, 0));
+  }
   SchedBuilder &run(std::uint64_t ns, std::uint32_t tid, std::uint32_t pid) {
     return add(ns, tid, pid, VPROF_SCHED_RUN, 0, 0, 0, 0);
   }

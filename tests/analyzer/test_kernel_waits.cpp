@@ -190,6 +190,79 @@ TEST(KernelWaits, PipeReadWokenByATracedWriter) {
                                       {"/s1/wait:read/untracked", 5}}));
 }
 
+// A receive on an AF_UNIX stream socket (T1, sleeping in recvfrom at 15) is woken at 20 by
+// its server (T2) reading the request: that wake-up freed room, it brought no data (a room
+// wake-up); T2 works in site 7 and sends the reply at 60 (the recorder's data wake-up), T1
+// runs at 70. Its wait belongs to T2's work up to the send, not to a wake-up delay of 50.
+namespace {
+TraceBuilder receiver_and_server() {
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 10, 1)
+      .exit(1, 80, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 90);
+  b.thread(2).enter(7, 5, 1).exit(7, 65, 1);
+  return b;
+}
+} // namespace
+
+TEST(KernelWaits, RoomWakeUpTakesTheWakerOfItsData) {
+  auto dir = fresh_dir("room");
+  receiver_and_server().write(dir);
+  SchedBuilder()
+      .sleep(15, 1, 1, SYS_recvfrom)
+      .room_wake(20, 1, 1, 2, 1, SYS_recvfrom)
+      .data_wake(60, 1, 1, 2, 1, SYS_sendto)
+      .run(70, 1, 1)
+      .write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.kernel_edges, 1u);
+  EXPECT_EQ(eo.kernel_data_wakes, 1u);
+  // T1 [70, 90]: root 10, s1 10; wake-up delay 70 - 60; T2 from 60 back to 0: s7 55 (from
+  // 5), untracked 5
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 10},
+                                      {"/s1", 10},
+                                      {"/s1/wait:read/wait:wakeup", 10},
+                                      {"/s1/wait:read/s7", 55},
+                                      {"/s1/wait:read/untracked", 5}}));
+}
+
+TEST(KernelWaits, DataWakeUpIgnoredAfterTheRunOrWithoutARoomWakeUp) {
+  // the room wake-up's time stands: wake-up delay 70 - 20, T2 from 20 back: s7 15, untracked 5
+  const Times first_waker{{"/", 10},
+                          {"/s1", 10},
+                          {"/s1/wait:read/wait:wakeup", 50},
+                          {"/s1/wait:read/s7", 15},
+                          {"/s1/wait:read/untracked", 5}};
+  {
+    auto dir = fresh_dir("room-ran");
+    receiver_and_server().write(dir);
+    SchedBuilder() // the receiver ran before the send: the data found it awake
+        .sleep(15, 1, 1, SYS_recvfrom)
+        .room_wake(20, 1, 1, 2, 1, SYS_recvfrom)
+        .run(70, 1, 1)
+        .data_wake(75, 1, 1, 2, 1, SYS_sendto)
+        .write(dir);
+    auto eo = run(dir);
+    EXPECT_EQ(eo.kernel_data_wakes, 0u);
+    EXPECT_EQ(self_times(eo, 0), first_waker);
+  }
+  {
+    auto dir = fresh_dir("plain-wake");
+    receiver_and_server().write(dir);
+    SchedBuilder() // a wake-up by the scheduler that did bring data: a later data record is stray
+        .sleep(15, 1, 1, SYS_recvfrom)
+        .wake(20, 1, 1, 2, 1)
+        .data_wake(60, 1, 1, 2, 1, SYS_sendto)
+        .run(70, 1, 1)
+        .write(dir);
+    auto eo = run(dir);
+    EXPECT_EQ(eo.kernel_data_wakes, 0u);
+    EXPECT_EQ(self_times(eo, 0), first_waker);
+  }
+}
+
 TEST(KernelWaits, PseudoWakersNameWhatWokeTheWait) {
   // one interval per case: the wait of site 1 in [10, 50] woken at 40, running at 45
   struct Case {
@@ -526,6 +599,20 @@ TEST(KernelWaits, CorruptFileIsAnErrorNamingIt) {
     EXPECT_EQ(e.offset(), VPROF_SCHED_HEADER_SIZE + 2 * VPROF_SCHED_RECORD_SIZE + 25);
     EXPECT_NE(e.problem().find("NEXT_RUNS"), std::string::npos) << e.what();
   }
+  for (const auto &[kind, version] :
+       {std::pair{VPROF_SCHED_RUN, VPROF_SCHED_VERSION}, {VPROF_SCHED_WAKE, 2u}}) {
+    r.kind = static_cast<std::uint8_t>(kind);
+    r.flags = VPROF_SCHED_WAKE_DATA;
+    SchedBuilder(s).version(version).raw(r).write(dir);
+    try {
+      vprof::trace::Trace::open(dir);
+      ADD_FAILURE() << "a data wake-up flag on kind " << kind << ", version " << version
+                    << ": no error";
+    } catch (const vprof::trace::TraceError &e) {
+      EXPECT_EQ(e.offset(), VPROF_SCHED_HEADER_SIZE + 2 * VPROF_SCHED_RECORD_SIZE + 25);
+      EXPECT_NE(e.problem().find("version-3 WAKE"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(KernelWaits, ClockConversionAcrossTwoProcesses) {
@@ -590,7 +677,7 @@ TEST(KernelWaits, RandomKernelEventsOverRandomTimelinesKeepEveryPathExact) {
   // them, at odds with the records on purpose: sleeps inside interposed waits and across
   // probes, lost WAKEs and RUNs, wakers traced, untraced, idle or in interrupts. The engine
   // must clamp and count, never throw, and keep every path summing to its latency.
-  std::uint64_t waits = 0, edges = 0, clamped = 0, filled = 0;
+  std::uint64_t waits = 0, edges = 0, clamped = 0, filled = 0, data_wakes = 0;
   for (std::uint64_t seed = 1; seed <= 400; ++seed) {
     auto dir = fresh_dir("random");
     vprof::testing::random_timeline(seed).write(dir);
@@ -602,8 +689,14 @@ TEST(KernelWaits, RandomKernelEventsOverRandomTimelinesKeepEveryPathExact) {
         std::uint64_t t = pick(260), d1 = pick(30), d2 = pick(5);
         const std::int64_t calls[] = {SYS_futex, SYS_read, SYS_fdatasync, SYS_nanosleep, -1};
         s.sleep(t, tid, 1, calls[pick(5)]);
-        if (pick(10))
-          s.wake(t + d1, tid, 1, static_cast<std::uint32_t>(pick(6)), 1, pick(4) == 0);
+        const auto waker = static_cast<std::uint32_t>(pick(6));
+        const bool room = pick(4) == 0; // a room wake-up, its data wake-up perhaps after the RUN
+        if (room)
+          s.room_wake(t + d1, tid, 1, waker, 1, SYS_read);
+        else if (pick(10))
+          s.wake(t + d1, tid, 1, waker, 1, pick(4) == 0);
+        if (room && pick(4))
+          s.data_wake(t + d1 + pick(10), tid, 1, waker, 1, SYS_write);
         if (pick(10))
           s.run(t + d1 + d2, tid, 1);
       }
@@ -616,10 +709,12 @@ TEST(KernelWaits, RandomKernelEventsOverRandomTimelinesKeepEveryPathExact) {
     waits += eo.kernel_waits;
     edges += eo.kernel_edges;
     clamped += eo.kernel_clamped;
+    data_wakes += eo.kernel_data_wakes;
     filled += eo.kernel_filled;
   }
   EXPECT_GT(waits, 400u);
   EXPECT_GT(edges, 100u);
   EXPECT_GT(clamped, 100u);
   EXPECT_GT(filled, 10u);
+  EXPECT_GT(data_wakes, 10u); // the data wake-ups taken kept the paths exact too
 }

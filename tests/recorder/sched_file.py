@@ -15,7 +15,9 @@ SLEEP, WAKE, RUN, EXIT = 1, 2, 3, 4
 KIND_NAMES = {SLEEP: "SLEEP", WAKE: "WAKE", RUN: "RUN", EXIT: "EXIT"}
 WAKER_IRQ = 1
 NEXT_RUNS = 2  # SLEEP: `other` is a traced thread that slept; the record is also its RUN
-VERSIONS = (1, 2)
+WAKE_ROOM = 4  # WAKE (version 3): a receiving waker freed room; no data for the receiving sleeper
+WAKE_DATA = 8  # WAKE (version 3): the recorder's: a room wake-up's waker sent its data
+VERSIONS = (1, 2, 3)
 NO_SYSCALL = 0xFFFF
 
 
@@ -33,7 +35,7 @@ class Record:
 
     @property
     def syscall(self) -> int:
-        """The system call a SLEEP blocked in, or -1."""
+        """The system call a SLEEP blocked in (a version-3 WAKE: its waker was in), or -1."""
         nr = self.arg & 0xFFFF
         return -1 if nr == NO_SYSCALL else nr
 

@@ -264,6 +264,8 @@ struct KernelWaitStats {
   std::uint64_t edges = 0;   // of them, woken by a traced thread
   std::uint64_t filled = 0;  // interposed waits without a pairing given the kernel's waker
   std::uint64_t clamped = 0; // kernel events at odds with the thread's records (clock skew)
+  // room wake-ups (a receiver's, that freed room: no data) given the waker's next send instead
+  std::uint64_t data_wakes = 0;
   // kernel waits ended at a pseudo-waker: [io] block device, [net] receive, [timer],
   // [process] other
   std::uint64_t io_device = 0, net_receive = 0, timer = 0, other_process = 0;

@@ -89,6 +89,7 @@ SchedFile read_sched(const std::filesystem::path &file) {
           return std::string(b);
         }());
   SchedInfo &si = out.info;
+  si.version = h.version;
   si.root_pid = h.root_pid;
   si.closed = (h.flags & VPROF_SCHED_CLOSED) != 0;
   si.start_ns = h.start_ns;
@@ -127,6 +128,10 @@ SchedFile read_sched(const std::filesystem::path &file) {
     if ((r.flags & VPROF_SCHED_NEXT_RUNS) && (r.kind != VPROF_SCHED_SLEEP || r.other == 0))
       throw TraceError(file, off + 25,
                        "NEXT_RUNS on a record that is not a SLEEP naming the thread switched in");
+    if ((r.flags & (VPROF_SCHED_WAKE_ROOM | VPROF_SCHED_WAKE_DATA)) &&
+        (r.kind != VPROF_SCHED_WAKE || si.version < 3))
+      throw TraceError(file, off + 25,
+                       "a room or data wake-up flag on a record that is not a version-3 WAKE");
   }
   si.records = out.records.size();
   expand_next_runs(out.records);
@@ -379,7 +384,7 @@ void Trace::place_kernel_events() {
       e.flags = r.flags;
       e.other = r.other;
       e.other_pid = r.other_pid;
-      if (r.kind == VPROF_SCHED_SLEEP)
+      if (r.kind == VPROF_SCHED_SLEEP || (r.kind == VPROF_SCHED_WAKE && info.version >= 3))
         e.syscall = vprof_sched_syscall(&r);
       // in interrupt context the task `other` names was only interrupted: no waker
       if (r.kind == VPROF_SCHED_WAKE && !(r.flags & VPROF_SCHED_WAKER_IRQ)) {

@@ -35,7 +35,7 @@ extern "C" {
 
 #define VPROF_SCHED_MAGIC "VPROFSCH" /* 8 bytes, no terminator stored */
 #define VPROF_SCHED_MAGIC_SIZE 8
-#define VPROF_SCHED_VERSION 2u     /* what the recorder writes */
+#define VPROF_SCHED_VERSION 3u     /* what the recorder writes */
 #define VPROF_SCHED_MIN_VERSION 1u /* the oldest that readers read (no NEXT_RUNS) */
 #define VPROF_SCHED_HEADER_SIZE 128u
 #define VPROF_SCHED_RECORD_SIZE 32u
@@ -49,7 +49,8 @@ extern "C" {
  *
  *   off size field
  *     0    8 magic           "VPROFSCH"
- *     8    4 version         VPROF_SCHED_VERSION (2; 1 has no NEXT_RUNS records)
+ *     8    4 version         VPROF_SCHED_VERSION (3; 2 has no waker system calls and
+ *                            no room or data wake-ups, 1 no NEXT_RUNS records either)
  *    12    4 header_size     128
  *    16    4 record_size     32
  *    20    4 flags           VPROF_SCHED_* bits
@@ -88,7 +89,8 @@ enum vprof_sched_kind {
   VPROF_SCHED_SLEEP = 1,
   /* a wake-up of tid (sched_waking): other = the waker's tid (0: the idle task, that is
      an interrupt on an idle CPU), other_pid = the waker's process id; flags may hold
-     VPROF_SCHED_WAKER_IRQ */
+     VPROF_SCHED_WAKER_IRQ, VPROF_SCHED_WAKE_ROOM or VPROF_SCHED_WAKE_DATA; since version 3
+     arg = the system call the waker was in (as a SLEEP's, state 0; none in an interrupt) */
   VPROF_SCHED_WAKE = 2,
   /* tid ran again after a SLEEP: the wait ends. other = the tid that ran before it. Not
      written when the task before it was a traced thread going to sleep: that SLEEP carries
@@ -105,6 +107,14 @@ enum vprof_sched_kind {
    stands for its RUN (tid = other, pid = other_pid, other = this tid, other_pid = this pid, same
    time and CPU), which readers expand it into, before the SLEEP. Version 1 files never set it. */
 #define VPROF_SCHED_NEXT_RUNS (1u << 1)
+/* WAKE (version 3): a room wake-up. The waker, receiving from a socket, freed room in the
+   sender's buffer and the kernel woke every sleeper on that socket, among them tid, which
+   sleeps to receive: no data for it came with this wake-up. */
+#define VPROF_SCHED_WAKE_ROOM (1u << 2)
+/* WAKE (version 3): a data wake-up, written by the recorder, not the scheduler: the waker of
+   a room wake-up began its next send (write, send, sendto, sendmsg, sendmmsg), the data tid
+   sleeps for. tid may have run since the room wake-up; readers then ignore it. */
+#define VPROF_SCHED_WAKE_DATA (1u << 3)
 
 /*
  * Record, 32 bytes.
@@ -116,10 +126,12 @@ enum vprof_sched_kind {
  *    16    4 other      kind-specific tid (see enum vprof_sched_kind)
  *    20    4 other_pid  other's process id (0 if unknown)
  *    24    1 kind       enum vprof_sched_kind
- *    25    1 flags      VPROF_SCHED_WAKER_IRQ (WAKE), VPROF_SCHED_NEXT_RUNS (SLEEP)
+ *    25    1 flags      VPROF_SCHED_WAKER_IRQ, _WAKE_ROOM, _WAKE_DATA (WAKE);
+ *                       VPROF_SCHED_NEXT_RUNS (SLEEP)
  *    26    2 cpu        the CPU the record was taken on
  *    28    4 arg        SLEEP: (syscall & 0xffff) | (state & 0xffff) << 16, syscall
- *                       0xffff meaning none; otherwise zero
+ *                       0xffff meaning none; WAKE (version 3): the waker's system call
+ *                       the same way, state 0; otherwise zero
  */
 typedef struct vprof_sched_record {
   uint64_t time_ns;
@@ -139,7 +151,7 @@ static __inline__ uint32_t vprof_sched_sleep_arg(int64_t syscall, uint32_t state
   uint32_t nr = (syscall < 0 || syscall >= 0xffff) ? VPROF_SCHED_NO_SYSCALL : (uint32_t)syscall;
   return nr | ((state & 0xffffu) << 16);
 }
-/* The system call a SLEEP blocked in, or -1. */
+/* The system call a SLEEP blocked in (a version-3 WAKE: its waker was in), or -1. */
 static __inline__ int32_t vprof_sched_syscall(const vprof_sched_record *r) {
   uint32_t nr = r->arg & 0xffffu;
   return nr == VPROF_SCHED_NO_SYSCALL ? -1 : (int32_t)nr;

@@ -8,7 +8,10 @@
  *                CLOCK_MONOTONIC bounds and voluntary context switches)
  *   pingpong N   the futex phase only, N hand-offs; prints "tids ..." and
  *                "pingpong N SECONDS sleeps A_SLEEPS B_SLEEPS"
- *   idle N       N sleeps of 1 ms (a process the recorder must not see) */
+ *   idle N       N sleeps of 1 ms (a process the recorder must not see)
+ *   room N       B asks A N times over an AF_UNIX stream socket pair: B sends a byte and
+ *                sleeps in recv; A receives it (which wakes B for the room it freed: a room
+ *                wake-up), naps 200 us and sends the answer (B's data); prints "tids ..." */
 #define _GNU_SOURCE
 #include <linux/futex.h>
 #include <pthread.h>
@@ -20,6 +23,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -153,6 +157,54 @@ static void *thread_a(void *arg) {
   return NULL;
 }
 
+/* room: B's end of the socket pair [0], A's [1] */
+static int room_fd[2];
+
+static void socket_send(int fd) {
+  char c = 1;
+  if (send(fd, &c, 1, 0) != 1)
+    die("send");
+}
+
+static void socket_receive(int fd) {
+  char c;
+  if (recv(fd, &c, 1, 0) != 1)
+    die("recv");
+}
+
+static void *room_client(void *arg) {
+  (void)arg;
+  tid_b = (pid_t)syscall(SYS_gettid);
+  for (long i = 0; i < rounds; i++) {
+    socket_send(room_fd[0]);
+    socket_receive(room_fd[0]);
+  }
+  return NULL;
+}
+
+static void *room_server(void *arg) {
+  (void)arg;
+  tid_a = (pid_t)syscall(SYS_gettid);
+  for (long i = 0; i < rounds; i++) {
+    socket_receive(room_fd[1]);
+    nap(200000);
+    socket_send(room_fd[1]);
+  }
+  return NULL;
+}
+
+static int run_room(void) {
+  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, room_fd) != 0)
+    die("socketpair");
+  pthread_t a, b;
+  if (pthread_create(&a, NULL, room_server, NULL) || pthread_create(&b, NULL, room_client, NULL))
+    die("pthread_create");
+  pthread_join(a, NULL);
+  pthread_join(b, NULL);
+  printf("tids %d %d %d\n", (int)getpid(), (int)tid_a, (int)tid_b);
+  return 0;
+}
+
 static void sleep_ms(int n, long ms) {
   for (int i = 0; i < n; i++)
     nap(ms * 1000000L);
@@ -160,7 +212,7 @@ static void sleep_ms(int n, long ms) {
 
 int main(int argc, char **argv) {
   if (argc != 3) {
-    fprintf(stderr, "usage: %s handoff|pingpong|idle N\n", argv[0]);
+    fprintf(stderr, "usage: %s handoff|pingpong|idle|room N\n", argv[0]);
     return 2;
   }
   rounds = atol(argv[2]);
@@ -171,6 +223,8 @@ int main(int argc, char **argv) {
     sleep_ms((int)rounds, 1);
     return 0;
   }
+  if (strcmp(argv[1], "room") == 0)
+    return run_room();
   futex_only = strcmp(argv[1], "pingpong") == 0;
   if (pipe(pipe_ab) || pipe(pipe_ba))
     die("pipe");

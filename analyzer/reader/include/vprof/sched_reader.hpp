@@ -15,7 +15,8 @@ namespace vprof::trace {
 // The decoded header of one sched.vpk and what reading it found.
 struct SchedInfo {
   std::filesystem::path file;
-  std::uint32_t host = 0; // index into Trace::hosts(): the directory that held it
+  std::uint32_t host = 0;    // index into Trace::hosts(): the directory that held it
+  std::uint32_t version = 0; // the header's: 3 has waker system calls, room and data wake-ups
   std::uint32_t root_pid = 0;
   bool closed = false; // VPROF_SCHED_CLOSED: the recorder ended normally
   std::uint64_t start_ns = 0, end_ns = 0;
@@ -33,11 +34,12 @@ inline constexpr std::uint8_t kWakerUnrecorded = 1u << 7;
 struct KernelEvent {
   std::int64_t t = 0;      // run ticks
   std::uint8_t kind = 0;   // enum vprof_sched_kind
-  std::uint8_t flags = 0;  // VPROF_SCHED_WAKER_IRQ
+  std::uint8_t flags = 0;  // VPROF_SCHED_WAKER_IRQ, _WAKE_ROOM, _WAKE_DATA, kWakerUnrecorded
   std::int32_t waker = -1; // WAKE: the stream (thread) of the waking task; -1: not traced
   std::uint32_t other = 0; // the record's other tid (WAKE: the waker, 0 the idle task)
   std::uint32_t other_pid = 0;
-  std::int32_t syscall = -1; // SLEEP: the system call it blocked in, -1 none
+  // SLEEP: the system call it blocked in; WAKE (version 3): the one the waker was in; -1 none
+  std::int32_t syscall = -1;
 };
 
 // A sched.vpk read and validated: its header and its whole records in file order.
