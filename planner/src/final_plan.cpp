@@ -94,20 +94,15 @@ private:
 
 } // namespace
 
-// How deep a place sits in the static call graph: the height of its function (of the
-// function that makes the call or holds the site), an outside call half a level below its
-// caller; unknown heights count as shallow. Specificity cannot compare places across runs:
-// it depends on the run's root height and on the way the place reaches the critical path.
-double depth_of(ws::Database &db, const ws::PlaceRow &p) {
-  auto row = ws::function_row(db, place_function(p));
-  if (!row || row->height < 0)
-    return 1e9;
-  return row->height - (p.kind == ws::PlaceKind::Call ? 0.5 : 0.0);
-}
-
+// The answer of the analysed iterations, one rule for all of them: each run's answer is its
+// best-ranked place (not a wait, not the time outside probed functions) carrying
+// `answer_share`; of two such answers, one whose observed chain runs through the other's
+// function lies below it and is the deeper (a later iteration split the other's time into
+// its callees); on separate branches the larger contribution. Static call-graph heights are
+// not used: recursion through error paths, logging and callbacks gives most of a real
+// program one height (docs/planner.md, "The final plan").
 Answer deepest_answer(ws::Database &db, int iteration, double answer_share) {
   Answer best;
-  double best_depth = 2e9;
   FunctionId best_function = 0;
   std::set<FunctionId> best_chain; // every function from the root down to it
   for (const auto &run : ws::latest_runs_upto(db, iteration)) {
@@ -117,26 +112,15 @@ Answer deepest_answer(ws::Database &db, int iteration, double answer_share) {
       if (p.kind == ws::PlaceKind::Wait || p.kind == ws::PlaceKind::Outside ||
           p.contribution < answer_share)
         continue;
-      // the run's answer: its best-ranked place that carries the threshold. Lower in the
-      // static call graph is deeper. Heights tie inside a recursive component (PostgreSQL's
-      // error paths put CommitTransaction and XLogWrite at the same height): then the place
-      // whose chain passes through the other's function is the deeper one, and only places
-      // on separate branches compare by contribution.
-      const double depth = depth_of(db, p);
-      if (depth > best_depth)
-        break;
       auto chain = chain_functions(run_view(db, run), {p.node});
       const FunctionId f = place_function(p);
       if (f)
         chain.insert(f);
-      bool deeper = depth < best_depth;
-      if (depth == best_depth) {
-        const bool below = best_function && chain.count(best_function) && f != best_function;
-        const bool above = f && best_chain.count(f) && f != best_function;
-        deeper = below || (!above && p.contribution > best.contribution);
-      }
+      const bool below = best_function && chain.count(best_function) && f != best_function;
+      const bool above = f && best_chain.count(f) && f != best_function;
+      const bool deeper =
+          best.iteration < 0 || below || (!above && p.contribution > best.contribution);
       if (deeper) {
-        best_depth = depth;
         best_function = f;
         best_chain = chain;
         best.iteration = run.iteration;

@@ -198,21 +198,43 @@ def vprof_tools(build_dir):
     return vprof
 
 
+def chain_functions(db: sqlite3.Connection, run: int, node: int) -> set:
+    """The functions of the run's tree nodes from the root down to `node` (all intervals)."""
+    out = set()
+    while node is not None:
+        row = db.execute("SELECT parent, function FROM tree_nodes WHERE run = ? AND label = '' "
+                         "AND node = ?", (run, node)).fetchone()
+        if row is None:
+            break
+        node, function = row
+        if function is not None:
+            out.add(function)
+    return out
+
+
 def deepest_answer(db: sqlite3.Connection):
     """The planner's answer rule, read back from the workspace: each analysed iteration's
     best-ranked place (not a wait, not the time outside probed functions) carrying >= 10 % of
-    Var(L); the deepest of them (highest specificity, then the larger contribution). Returns
-    (iteration, key, contribution)."""
-    best = None
+    Var(L); of two, the one whose observed chain runs through the other's function, else the
+    larger contribution (docs/planner.md, "The final plan"). Returns (iteration, key,
+    contribution)."""
+    best, best_function, best_chain = None, None, set()
     for run, iteration in db.execute(
-            "SELECT MAX(id), iteration FROM analysis_runs GROUP BY iteration"):
+            "SELECT MAX(id), iteration FROM analysis_runs GROUP BY iteration ORDER BY iteration"
+            ).fetchall():
         row = db.execute(
-            "SELECT key, contribution, specificity FROM places WHERE run = ? AND label = '' "
+            "SELECT key, contribution, function, node FROM places WHERE run = ? AND label = '' "
             "AND place_kind NOT IN ('wait', 'outside') AND contribution >= 0.1 ORDER BY rank "
             "LIMIT 1",
             (run,)).fetchone()
-        if row and (best is None or (row[2], row[1]) > (best[3], best[2])):
-            best = (iteration, row[0], row[1], row[2])
+        if not row:
+            continue
+        key, contribution, function, node = row
+        chain = chain_functions(db, run, node) | ({function} if function else set())
+        below = best_function is not None and best_function in chain and function != best_function
+        above = function is not None and function in best_chain and function != best_function
+        if best is None or below or (not above and contribution > best[2]):
+            best, best_function, best_chain = (iteration, key, contribution), function, chain
     return best
 
 
@@ -221,7 +243,7 @@ def assert_final_keeps_the_answer(db: sqlite3.Connection, final_run: int, name: 
     least half the contribution it had there (the final plan keeps its chain)."""
     best = deepest_answer(db)
     assert best is not None, f"{name}: no iteration found a place with >= 10 % of Var(L)"
-    iteration, key, contribution, _ = best
+    iteration, key, contribution = best
     row = db.execute("SELECT contribution FROM places WHERE run = ? AND label = '' AND key = ?",
                      (final_run, key)).fetchone()
     assert row is not None and row[0] >= 0.5 * contribution, (

@@ -229,38 +229,32 @@ TEST(KernelWaits, RoomWakeUpTakesTheWakerOfItsData) {
 }
 
 TEST(KernelWaits, DataWakeUpIgnoredAfterTheRunOrWithoutARoomWakeUp) {
-  // the room wake-up's time stands: wake-up delay 70 - 20, T2 from 20 back: s7 15, untracked 5
+  // the first wake-up's time stands: wake-up delay 70 - 20, T2 from 20 back: s7 15, untracked 5
   const Times first_waker{{"/", 10},
                           {"/s1", 10},
                           {"/s1/wait:read/wait:wakeup", 50},
                           {"/s1/wait:read/s7", 15},
                           {"/s1/wait:read/untracked", 5}};
-  {
-    auto dir = fresh_dir("room-ran");
+  auto check = [&](const char *name, SchedBuilder sched) {
+    auto dir = fresh_dir(name);
     receiver_and_server().write(dir);
-    SchedBuilder() // the receiver ran before the send: the data found it awake
-        .sleep(15, 1, 1, SYS_recvfrom)
-        .room_wake(20, 1, 1, 2, 1, SYS_recvfrom)
-        .run(70, 1, 1)
-        .data_wake(75, 1, 1, 2, 1, SYS_sendto)
-        .write(dir);
+    sched.write(dir);
     auto eo = run(dir);
-    EXPECT_EQ(eo.kernel_data_wakes, 0u);
-    EXPECT_EQ(self_times(eo, 0), first_waker);
-  }
-  {
-    auto dir = fresh_dir("plain-wake");
-    receiver_and_server().write(dir);
-    SchedBuilder() // a wake-up by the scheduler that did bring data: a later data record is stray
-        .sleep(15, 1, 1, SYS_recvfrom)
-        .wake(20, 1, 1, 2, 1)
-        .data_wake(60, 1, 1, 2, 1, SYS_sendto)
-        .run(70, 1, 1)
-        .write(dir);
-    auto eo = run(dir);
-    EXPECT_EQ(eo.kernel_data_wakes, 0u);
-    EXPECT_EQ(self_times(eo, 0), first_waker);
-  }
+    EXPECT_EQ(eo.kernel_data_wakes, 0u) << name;
+    EXPECT_EQ(self_times(eo, 0), first_waker) << name;
+  };
+  // the receiver ran before the send: the data found it awake
+  check("room-ran", SchedBuilder()
+                        .sleep(15, 1, 1, SYS_recvfrom)
+                        .room_wake(20, 1, 1, 2, 1, SYS_recvfrom)
+                        .run(70, 1, 1)
+                        .data_wake(75, 1, 1, 2, 1, SYS_sendto));
+  // a wake-up by the scheduler that did bring data: a later data record is stray
+  check("plain-wake", SchedBuilder()
+                          .sleep(15, 1, 1, SYS_recvfrom)
+                          .wake(20, 1, 1, 2, 1)
+                          .data_wake(60, 1, 1, 2, 1, SYS_sendto)
+                          .run(70, 1, 1));
 }
 
 TEST(KernelWaits, PseudoWakersNameWhatWokeTheWait) {

@@ -441,9 +441,10 @@ TEST(FinalPlan, TimesOnlyTheOutsideCallsWhosePlacesCarried) {
   EXPECT_EQ(lines, (std::vector<int>{11, 12}));
 }
 
-// The deepest answer wins over a shallower one of another iteration, whatever the runs'
-// specificities, and a place below answer_share is no answer.
-TEST(FinalPlan, TheDeepestAnswerOfAnyIteration) {
+// Two iterations' answers on separate branches: the larger contribution wins, whatever the
+// static heights (no static height decides: a caller of much is not deeper for it), and a
+// place below answer_share is no answer.
+TEST(FinalPlan, AnswersOnSeparateBranchesCompareByContribution) {
   Workspace w("deepest");
   w.run(0, 1e6, kCounts, 0, 0.5, 0.6);
   w.db->exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth')");
@@ -457,8 +458,15 @@ TEST(FinalPlan, TheDeepestAnswerOfAnyIteration) {
   EXPECT_EQ(a.iteration, 1);
   EXPECT_EQ(a.key, "f:3");
   EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 3}));
-  // hot higher in the call graph: cheap, found in iteration 0, is the deeper answer
+  // hot higher in the static call graph: still the answer (cheap is no callee of it)
   w.db->exec("UPDATE functions SET height = 1 WHERE id = 3");
+  a = pl::deepest_answer(*w.db, 1, 0.10);
+  EXPECT_EQ(a.iteration, 1);
+  EXPECT_EQ(a.key, "f:3");
+  // cheap larger: the answer of iteration 0 wins
+  w.db->prepare("UPDATE places SET contribution = 0.5 WHERE run = ? AND key = 'f:3'")
+      .bind(1, later)
+      .run();
   a = pl::deepest_answer(*w.db, 1, 0.10);
   EXPECT_EQ(a.iteration, 0);
   EXPECT_EQ(a.key, "f:4");
@@ -466,10 +474,11 @@ TEST(FinalPlan, TheDeepestAnswerOfAnyIteration) {
   EXPECT_EQ(pl::deepest_answer(*w.db, 1, 0.8).iteration, -1) << "nothing carries 80 %";
 }
 
-// Heights tie inside a recursive component (PostgreSQL: CommitTransaction and XLogWrite at
-// 20): the place whose chain runs through the other's function is the deeper answer,
-// whatever the contributions — work (0.7) in iteration 0, cheap below it (0.3) in 1.
-TEST(FinalPlan, AtEqualHeightsTheAnswerBelowTheOtherIsDeeper) {
+// The place whose observed chain runs through the other's function is the deeper answer,
+// whatever the contributions and the heights (PostgreSQL's recursive component gives
+// CommitTransaction and XLogWrite one height) — work (0.7) in iteration 0, cheap below it
+// (0.3) in 1.
+TEST(FinalPlan, TheAnswerBelowTheOtherIsDeeper) {
   Workspace w("deepest-tie");
   ws::RunId first = w.run(0, 1e6, kCounts, 0, 0.05, 0.05);
   w.db->prepare("INSERT INTO places(run, label, rank, key, name, function, contexts, mean_ns, "
@@ -480,11 +489,14 @@ TEST(FinalPlan, AtEqualHeightsTheAnswerBelowTheOtherIsDeeper) {
       .run();
   w.db->exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth')");
   w.run(1, 1e6, kCounts, 0, 0.05, 0.3);
-  w.db->exec("UPDATE functions SET height = 20");
-  auto a = pl::deepest_answer(*w.db, 1, 0.10);
-  EXPECT_EQ(a.iteration, 1);
-  EXPECT_EQ(a.key, "f:4") << "cheap is called by work";
-  EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 4}));
+  for (const char *heights :
+       {"UPDATE functions SET height = 20", "UPDATE functions SET height = 30 WHERE id = 4"}) {
+    w.db->exec(heights);
+    auto a = pl::deepest_answer(*w.db, 1, 0.10);
+    EXPECT_EQ(a.iteration, 1) << heights;
+    EXPECT_EQ(a.key, "f:4") << "cheap is called by work";
+    EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 4}));
+  }
 }
 
 // A planned function that carries nothing but costs 3000 records per interval is dropped to

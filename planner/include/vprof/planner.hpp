@@ -252,9 +252,9 @@ struct FinalResult {
 FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt);
 
 // The deepest answer of the analysed iterations up to `iteration` (Answer::iteration -1:
-// none): of each run's best-ranked place (not a wait) whose contribution reaches
-// `answer_share`, the one lowest in the static call graph (the smallest height of its
-// function; an outside call half a level below its caller; ties: the larger contribution).
+// none): of each run's best-ranked place (not a wait, not outside) whose contribution reaches
+// `answer_share`, the one whose observed chain runs through the others' functions (below
+// them); on separate branches the larger contribution. No static heights.
 Answer deepest_answer(ws::Database &db, int iteration, double answer_share);
 
 // ---- continuing after a final plan ----------------------------------------------------
