@@ -183,18 +183,20 @@ std::string budget_stop_reason(ws::Database &db, int iteration, const ExpandOpti
   if (kept > er.budget_records) {
     const double mean_us =
         er.budget_records * opt.budget.record_ns / std::max(opt.budget.exploration, 1e-6) / 1e3;
+    // one decimal when whole records would print the cost equal to the budget it exceeds
+    const int digits = std::lround(kept) == std::lround(er.budget_records) ? 1 : 0;
     std::snprintf(
         buf, sizeof buf,
-        "probe budget spent: plan %d costs %.0f records per interval on an interval's "
-        "critical path%s, more than the budget of %.0f (budget = %g of the mean "
+        "probe budget spent: plan %d costs %.*f records per interval on an interval's "
+        "critical path%s, more than the budget of %.*f (budget = %g of the mean "
         "latency %.1f us, %.0f ns a record) before any of %zu candidate(s); raise "
         "`budget` in vprof.toml, or begin and end the intervals in functions called "
         "once per interval",
-        iteration, kept,
+        iteration, digits, kept,
         er.trimmed.empty()
             ? ""
             : (" after dropping " + std::to_string(er.trimmed.size()) + " function(s)").c_str(),
-        er.budget_records, opt.budget.exploration, mean_us, opt.budget.record_ns,
+        digits, er.budget_records, opt.budget.exploration, mean_us, opt.budget.record_ns,
         er.refused.size());
     return buf;
   }

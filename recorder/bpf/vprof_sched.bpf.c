@@ -3,7 +3,8 @@
  * vprof-sched (recorder/src/vprof_sched.c) writes to sched.vpk. libbpf CO-RE, Linux >= 5.18.
  *
  * Cost for a task outside the tree: one task-storage lookup (a pointer load) when it is
- * switched in, and one hash lookup (its tgid in `traced`) when it blocks or is woken. A traced
+ * switched in, one hash lookup (its tgid in `traced`) when it blocks or is woken, and one
+ * task-storage lookup when it ends a socket send (the room wake-ups' data wake-up). A traced
  * thread that blocks costs one record, its wake-up another, and its return to the CPU a third
  * only when the task switched out before it was not a traced thread going to sleep (whose
  * SLEEP then carries VPROF_SCHED_NEXT_RUNS instead). A process that executes a program with

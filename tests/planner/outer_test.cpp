@@ -310,3 +310,18 @@ TEST(Expand, AStopOnAPlanOverItsBudgetSaysWhatThePlanCosts) {
       << e.reason;
   EXPECT_NE(e.reason.find("raise `budget` in vprof.toml"), std::string::npos) << e.reason;
 }
+
+// A plan just over its budget says so in figures that differ (20.3 over 20.0, not 20 over 20).
+TEST(Expand, AStopJustOverTheBudgetPrintsTheDecimal) {
+  Workspace w("just-over");
+  w.run(5e3, 0.9);
+  auto run = ws::latest_run(*w.db, 0);
+  ASSERT_TRUE(run);
+  ws::store_site_calls(*w.db, run->id, {{1, 508}, {2, 507}}); // 20.3 records an interval
+  w.db->prepare("UPDATE analysis_runs SET records = 2030 WHERE id = ?").bind(1, run->id).run();
+  auto e = pl::expand(*w.db, 0, options());
+  ASSERT_TRUE(e.stop);
+  EXPECT_EQ(e.reason.rfind("probe budget spent: plan 0 costs 20.3 records per interval", 0), 0u)
+      << e.reason;
+  EXPECT_NE(e.reason.find("more than the budget of 20.0 "), std::string::npos) << e.reason;
+}
