@@ -8,9 +8,10 @@
  * kernel's scheduler wake-ups (the pipe write wakes the client's read) give the wait its
  * waker. Var(L) = 41719 u^2 (+ wake-up jitter); planted share 30000 / 41718.75 = 0.719
  * when every client blocks.
- * Critical-path rule: if the reply was written before the client reached read() (the
- * client was preempted; a loaded machine), read() does not sleep, there is no wake-up edge
- * and that interval's realised cause time is 0.
+ * Critical-path rule: if read() does not sleep (the reply was written before the client got
+ * there: it was preempted, a loaded machine), there is no wake-up edge and that interval's
+ * realised cause time is 0. Whether it slept is read from the thread's voluntary context
+ * switches around the call, the recorder's own criterion.
  * How often that happens is the scheduler's choice (on 2 busy cores the woken worker often
  * preempts the client on its own CPU), and moving those intervals' cause time into the rest
  * gives a negative covariance that carries the realised share from 0.5 to above 1.0: no
@@ -23,8 +24,7 @@
 #include <unistd.h>
 
 static double *g_work_u, *g_noise_u, *g_cause_ns, *g_lat_ns;
-static uint64_t *g_written_ns; /* when the worker wrote the reply */
-static uint64_t *g_waiting_ns; /* when the client called read() */
+static unsigned char *g_slept; /* the client's read() slept: a wake-up edge */
 static int g_doorbell = -1;    /* eventfd: a request is waiting */
 static int g_reply[2] = {-1, -1};
 static atomic_int g_request = -1; /* the request's index; -2 ends the worker */
@@ -62,7 +62,6 @@ void *pipe_worker(void *arg) {
     pipe_compute(i);
     g_cause_ns[i] = (double)(ACC_NOW_NS() - t);
     pipe_encode(i);
-    g_written_ns[i] = ACC_NOW_NS();
     PIPE_IO(write, g_reply[1], &i, sizeof i);
   }
 }
@@ -79,8 +78,9 @@ void pipe_call_worker(int i) {
   int answer = -1;
   atomic_store(&g_request, i);
   PIPE_IO(write, g_doorbell, &ring, sizeof ring);
-  g_waiting_ns[i] = ACC_NOW_NS();
+  long switches = ACC_VOLUNTARY_SWITCHES();
   PIPE_IO(read, g_reply[0], &answer, sizeof answer);
+  g_slept[i] = ACC_VOLUNTARY_SWITCHES() > switches;
   if (answer != i) {
     fprintf(stderr, "pipe: reply %d for request %d\n", answer, i);
     exit(1);
@@ -108,8 +108,7 @@ int main(int argc, char **argv) {
   g_noise_u = acc_xcalloc(n, sizeof(double));
   g_cause_ns = acc_xcalloc(n, sizeof(double));
   g_lat_ns = acc_xcalloc(n, sizeof(double));
-  g_written_ns = acc_xcalloc(n, sizeof(uint64_t));
-  g_waiting_ns = acc_xcalloc(n, sizeof(uint64_t));
+  g_slept = acc_xcalloc(n, 1);
   for (int i = 0; i < n; ++i) {
     g_work_u[i] = acc_uniform(&rng, 0, 600);
     g_noise_u[i] = acc_uniform(&rng, 0, 375);
@@ -138,7 +137,7 @@ int main(int argc, char **argv) {
   close(g_reply[0]);
   close(g_reply[1]);
   for (int i = 0; i < n; ++i)
-    if (g_written_ns[i] < g_waiting_ns[i]) /* read() found the reply: no wait, no edge */
+    if (!g_slept[i]) /* read() did not sleep: no wake-up edge */
       g_cause_ns[i] = 0;
   acc_report("pipe", "pipe_compute", g_lat_ns, g_cause_ns, NULL, n, -1);
   return 0;
