@@ -441,6 +441,10 @@ def test_loop_continues_below_a_final_answer(vprof_tools, tmp_path):
     assert "final plan measured" in stop and "no plan held" in stop, stop
     assert "vprof loop --continue" in stop, stop
     db, run, top = final_top()
+    # the stop line calls a place "the answer" only when the final report answers with it
+    said = re.search(r"the answer (.+?) \(\d", stop)
+    if said:
+        assert answer_place(db, run)["name"] == said.group(1), (stop, answer_place(db, run))
     before = db.execute("SELECT MAX(iteration) FROM analysis_runs").fetchone()[0]
     assert not factor_names_cause(db, run, top, program), (
         f"iterations = 2 already reached {program.cause}: the test needs a deeper cause")

@@ -83,9 +83,20 @@ void check_loop_groups(const Context &ctx, ws::Database &db, int it) {
   }
 }
 
-// The answer a measured final plan left unexplored below, in words, or "" (the stop line's
-// hint, or the line that resumes).
-std::string unexplored_text(ws::Database &db, const planner::Unexplored &un) {
+// The name of iteration `it`'s answer: its latest run's first place ("" without one).
+std::string report_answer(ws::Database &db, int it) {
+  auto run = ws::latest_run(db, it);
+  if (!run)
+    return "";
+  auto places = ws::places_of(db, run->id);
+  return places.empty() ? "" : places.front().name;
+}
+
+// The place a measured final plan (iteration `it`) left unexplored below, in words, or ""
+// (the stop line's hint, or the line that resumes). Called "the answer" only when it is the
+// answer the final run's report prints; otherwise "the place" (the report may answer with a
+// place that names no function, such as the time outside probed functions).
+std::string unexplored_text(ws::Database &db, const planner::Unexplored &un, int it) {
   if (un.callees.empty())
     return "";
   std::string names;
@@ -94,7 +105,8 @@ std::string unexplored_text(ws::Database &db, const planner::Unexplored &un) {
       names += (names.empty() ? "" : ", ") + row->name;
   if (un.callees.size() > 3)
     names += ", ...";
-  const bool answer = un.answer.iteration == un.iteration && un.answer.name == un.name;
+  const bool answer = un.answer.iteration == un.iteration && un.answer.name == un.name &&
+                      report_answer(db, it) == un.name;
   return (answer ? "the answer " : "the place ") + un.name + " (" + pct(un.contribution) +
          " of Var(L) in iteration " + std::to_string(un.iteration) + ") calls " +
          std::to_string(un.callees.size()) + " function(s) no plan held (" + names + ")";
@@ -174,7 +186,7 @@ int run_loop(Context &ctx) {
     check_loop_groups(ctx, *db, it);
     if (ws::is_final_plan(*db, it)) {
       const planner::Unexplored un = planner::unexplored_below_answer(*db, it, kAnswerShare);
-      const std::string below = unexplored_text(*db, un);
+      const std::string below = unexplored_text(*db, un, it);
       if (!g_loop_continue || continued || below.empty() || un.source < 0) {
         stop_reason = "final plan measured";
         if (!explored.empty())
