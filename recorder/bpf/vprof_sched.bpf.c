@@ -47,9 +47,10 @@ struct {
   __type(value, __u8);
 } traced SEC(".maps");
 
-/* Per traced thread (task local storage, created at its first sleep, freed with the task):
-   whether it blocked (a SLEEP was taken) and has not run since. A task without it is not a
-   traced thread that slept, which one pointer load tells at every switch. */
+/* Per traced thread (task local storage, created at its first sleep or its first room
+   wake-up, freed with the task): whether it blocked (a SLEEP was taken) and has not run since.
+   A task without it is not a traced thread that slept, which one pointer load tells at every
+   switch. */
 struct task_state {
   __u8 sleeping;
   /* a sleeper this task woke with a room wake-up (VPROF_SCHED_WAKE_ROOM) and owes the data
