@@ -223,13 +223,14 @@ def deepest_answer(db: sqlite3.Connection):
             "SELECT MAX(id), iteration FROM analysis_runs GROUP BY iteration ORDER BY iteration"
             ).fetchall():
         row = db.execute(
-            "SELECT key, contribution, function, node FROM places WHERE run = ? AND label = '' "
+            "SELECT key, contribution, CASE place_kind WHEN 'function' THEN function ELSE "
+            "holder END, node FROM places WHERE run = ? AND label = '' "
             "AND place_kind NOT IN ('wait', 'outside') AND contribution >= 0.1 ORDER BY rank "
             "LIMIT 1",
             (run,)).fetchone()
         if not row:
             continue
-        key, contribution, function, node = row
+        key, contribution, function, node = row  # a call's or site's function: its holder
         chain = chain_functions(db, run, node) | ({function} if function else set())
         below = best_function is not None and best_function in chain and function != best_function
         above = function is not None and function in best_chain and function != best_function
