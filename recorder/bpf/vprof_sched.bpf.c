@@ -226,17 +226,18 @@ int BPF_PROG(vprof_sched_waking, struct task_struct *p) {
   struct task_state *ps = bpf_task_storage_get(&tasks, p, NULL, 0);
   if ((!ps && !is_traced(tgid)) || (p->flags & VPROF_PF_EXITING))
     return 0;
+  struct task_struct *current = bpf_get_current_task_btf();
   __u64 waker = bpf_get_current_pid_tgid();
   __u8 flags = 0;
   __s64 waker_syscall = -1;
   if (in_interrupt_context())
     flags = VPROF_SCHED_WAKER_IRQ;
   else
-    waker_syscall = blocked_syscall(bpf_get_current_task_btf());
+    waker_syscall = blocked_syscall(current);
   if (ps && ps->sleeping && receives(waker_syscall) && receives(blocked_syscall(p)) &&
       is_traced((__u32)(waker >> 32))) {
-    struct task_state *ws = bpf_task_storage_get(&tasks, bpf_get_current_task_btf(), NULL,
-                                                 BPF_LOCAL_STORAGE_GET_F_CREATE);
+    struct task_state *ws =
+        bpf_task_storage_get(&tasks, current, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
     if (ws) {
       flags |= VPROF_SCHED_WAKE_ROOM;
       ws->room_tid = p->pid;

@@ -292,16 +292,29 @@ TEST(Expand, TheOuterFramesTakeTheRoomOfFunctionsCarryingLess) {
     EXPECT_NE(r.function, kExpire);
 }
 
+// The expansion of a run of 100 intervals, 5 us each (a budget of 20 records), whose roots'
+// two body sites ran `calls1` and `calls2` times: each call two records.
+static pl::ExpandResult expand_with_site_calls(const char *name, std::uint64_t calls1,
+                                               std::uint64_t calls2) {
+  Workspace w(name);
+  w.run(5e3, 0.9);
+  auto run = ws::latest_run(*w.db, 0);
+  if (!run) {
+    ADD_FAILURE() << name << ": no run stored";
+    return {};
+  }
+  ws::store_site_calls(*w.db, run->id, {{1, calls1}, {2, calls2}});
+  w.db->prepare("UPDATE analysis_runs SET records = ? WHERE id = ?")
+      .bind(1, static_cast<std::int64_t>(2 * (calls1 + calls2)))
+      .bind(2, run->id)
+      .run();
+  return pl::expand(*w.db, 0, options());
+}
+
 // A plan that costs more than the budget before any candidate (its roots run many times an
 // interval) stops with the figures: what it costs, the budget, and what to change.
 TEST(Expand, AStopOnAPlanOverItsBudgetSaysWhatThePlanCosts) {
-  Workspace w("over");
-  w.run(5e3, 0.9);
-  auto run = ws::latest_run(*w.db, 0);
-  ASSERT_TRUE(run);
-  ws::store_site_calls(*w.db, run->id, {{1, 2000}, {2, 2000}}); // 80 records an interval
-  w.db->prepare("UPDATE analysis_runs SET records = 8000 WHERE id = ?").bind(1, run->id).run();
-  auto e = pl::expand(*w.db, 0, options());
+  auto e = expand_with_site_calls("over", 2000, 2000); // 80 records an interval
   ASSERT_TRUE(e.stop);
   EXPECT_EQ(e.reason.rfind("probe budget spent: plan 0 costs 80 records per interval", 0), 0u)
       << e.reason;
@@ -313,13 +326,7 @@ TEST(Expand, AStopOnAPlanOverItsBudgetSaysWhatThePlanCosts) {
 
 // A plan just over its budget says so in figures that differ (20.3 over 20.0, not 20 over 20).
 TEST(Expand, AStopJustOverTheBudgetPrintsTheDecimal) {
-  Workspace w("just-over");
-  w.run(5e3, 0.9);
-  auto run = ws::latest_run(*w.db, 0);
-  ASSERT_TRUE(run);
-  ws::store_site_calls(*w.db, run->id, {{1, 508}, {2, 507}}); // 20.3 records an interval
-  w.db->prepare("UPDATE analysis_runs SET records = 2030 WHERE id = ?").bind(1, run->id).run();
-  auto e = pl::expand(*w.db, 0, options());
+  auto e = expand_with_site_calls("just-over", 508, 507); // 20.3 records an interval
   ASSERT_TRUE(e.stop);
   EXPECT_EQ(e.reason.rfind("probe budget spent: plan 0 costs 20.3 records per interval", 0), 0u)
       << e.reason;

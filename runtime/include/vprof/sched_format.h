@@ -112,8 +112,8 @@ enum vprof_sched_kind {
    sleeps to receive: no data for it came with this wake-up. */
 #define VPROF_SCHED_WAKE_ROOM (1u << 2)
 /* WAKE (version 3): a data wake-up, written by the recorder, not the scheduler: the waker of
-   a room wake-up began its next send (write, send, sendto, sendmsg, sendmmsg), the data tid
-   sleeps for. tid may have run since the room wake-up; readers then ignore it. */
+   a room wake-up ended its next socket send (write, send, sendto, sendmsg, sendmmsg), the
+   data tid sleeps for. tid may have run since the room wake-up; readers then ignore it. */
 #define VPROF_SCHED_WAKE_DATA (1u << 3)
 
 /*
