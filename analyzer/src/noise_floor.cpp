@@ -49,9 +49,7 @@ void apply_noise_floor(GroupResult &gr, std::vector<std::size_t> &order, double 
   std::copy(ord.begin(), ord.end(), order.begin());
   for (auto &pl : gr.places)
     pl.noise = std::max(std::abs(pl.share), std::abs(pl.contribution)) < gr.noise_floor;
-  std::stable_sort(gr.places.begin(), gr.places.end(), [](const Place &a, const Place &b) {
-    return a.noise != b.noise ? b.noise : a.score > b.score;
-  });
+  std::stable_sort(gr.places.begin(), gr.places.end(), place_before);
 }
 
 } // namespace vprof::analyzer::detail

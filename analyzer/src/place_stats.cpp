@@ -15,6 +15,14 @@ namespace vprof::analyzer::detail {
 using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
+bool place_before(const Place &a, const Place &b) {
+  if (a.noise != b.noise)
+    return b.noise;
+  if (a.wakeup_delay != b.wakeup_delay) // the scheduler's time follows the code's
+    return b.wakeup_delay;
+  return a.score > b.score;
+}
+
 // X_p = the self times of p's nodes (a leaf's self time is its whole time). The root's
 // body is the place "outside probed functions" when some interval of the group spent time
 // there; its specificity is kOutsideSpecificity (the root's own is 0).
@@ -153,12 +161,8 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
   std::iota(porder.begin(), porder.end(), 0);
   std::sort(porder.begin(), porder.end(), [&](std::size_t x, std::size_t y) {
     const Place &a = gr.places[x], &b = gr.places[y];
-    if (a.noise != b.noise)
-      return b.noise;
-    if (a.wakeup_delay != b.wakeup_delay) // the scheduler's time follows the code's
-      return b.wakeup_delay;
-    if (a.score != b.score)
-      return a.score > b.score;
+    if (place_before(a, b) || place_before(b, a))
+      return place_before(a, b);
     if (level[x] != level[y]) // equal keys: the deeper place first
       return level[x] > level[y];
     if (a.share != b.share)

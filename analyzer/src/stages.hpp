@@ -274,6 +274,11 @@ void bootstrap_intervals(const GroupTimes &gt, const Terms &terms,
                          const std::vector<std::size_t> &order, const AnalyzeOptions &opt,
                          std::mt19937_64 &rng, GroupResult &gr, std::vector<std::string> &notes);
 
+// The places' order, one rule for every stage that sorts them: those above the noise floor
+// first, the scheduler's wake-up delays behind the code places, then the larger score. True
+// when `a` goes before `b` by these; neither does when they tie on all three.
+bool place_before(const Place &a, const Place &b);
+
 // The group's noise floor (docs/statistics.md, "Noise floor") and the factors and places
 // below it moved behind the rest (order kept within); `order` follows gr.factors.
 void apply_noise_floor(GroupResult &gr, std::vector<std::size_t> &order, double noise_share);

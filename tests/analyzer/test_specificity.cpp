@@ -382,6 +382,29 @@ TEST(Specificity, AWakeUpDelayFollowsTheCodeItOutweighs) {
   EXPECT_FALSE(rank(w.eo, w.facts, Ranking::VProfiler).gr.places.front().wakeup_delay);
 }
 
+// The noise floor re-sorts the places: it keeps the rule (LevelDB's fillsync, final plan:
+// the delay 0.504 had come back over fdatasync 0.453 when the floor rose above 1 %).
+TEST(Specificity, TheNoiseFloorKeepsAWakeUpDelayBehindTheCode) {
+  GroupResult gr;
+  Place sync, delay, small;
+  sync.key = "x:fdatasync@2", sync.score = sync.contribution = sync.share = 0.453;
+  delay.key = "w:wakeup@w", delay.wakeup_delay = true;
+  delay.score = delay.contribution = delay.share = 0.504;
+  small.key = "f:3", small.score = small.contribution = small.share = 0.03;
+  gr.places = {sync, delay, small};
+  Factor wide; // a bootstrap interval 10 % wide: the floor rises to its cap, 5 %
+  wide.has_ci = true, wide.share_lo = 0.2, wide.share_hi = 0.4;
+  gr.factors = {wide};
+  std::vector<std::size_t> order{0};
+  apply_noise_floor(gr, order, 0.01);
+  EXPECT_DOUBLE_EQ(gr.noise_floor, 0.05);
+  std::vector<std::string> keys;
+  for (const Place &p : gr.places)
+    keys.push_back(p.key);
+  EXPECT_EQ(keys, (std::vector<std::string>{"x:fdatasync@2", "w:wakeup@w", "f:3"}));
+  EXPECT_TRUE(gr.places.back().noise);
+}
+
 TEST(Specificity, AWakeUpDelayLeadsWhenNoCodeVaries) {
   const WriterQueue w = writer_queue(0, 6000);
   const Ranked net = rank(w.eo, w.facts, Ranking::Net);
