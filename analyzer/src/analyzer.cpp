@@ -83,6 +83,7 @@ AnalysisResult analyze_trace(const trace::Trace &tr, ws::Database *db, const Ana
     std::mt19937_64 tail_rng = rng; // the factors' resamples: the other results stay as they were
     bootstrap_intervals(gt, terms, order, opt, rng, gr, res.notes);
     tail_stats(pt, gt, opt, tail_rng, gr, res.notes);
+    slow_group_stats(pt, gt, gr);
     apply_noise_floor(gr, order, opt.noise_share);
     gr.answer = answer_of(res, gr);
     what_if(gt, terms, order, opt.whatif_factors, gr);

@@ -1,6 +1,7 @@
 // The answer of a group (docs/analyzer.md, "The answer"): computed here once, from the ranked
 // places, and read by every front end (text, HTML, JSON, `vprof loop`'s last line, the final
 // plan's chain). No front end ranks or picks a place of its own.
+#include "human_time.hpp"
 #include "stages.hpp"
 
 #include <algorithm>
@@ -85,6 +86,34 @@ void note_wakeup_delay(const GroupResult &gr, Answer &a) {
     }
 }
 
+// Said after the answer when a slow group carries at least twice its contribution: the
+// variance is those few intervals' being of another kind, spread over their places.
+std::string slow_group_note(const GroupResult &gr, const Answer &a) {
+  const SlowGroup &sg = gr.slow;
+  if (!a.slow_group)
+    return "";
+  const double n = static_cast<double>(gr.latency.count);
+  std::string places;
+  int shown = 0;
+  for (const TailPlace &p : sg.places) {
+    if (shown == 3 || (shown > 0 && p.fraction < 0.05))
+      break;
+    places += std::string(shown++ ? ", " : "") + p.name + " " + percent(p.fraction);
+  }
+  char head[256];
+  std::snprintf(head, sizeof head,
+                " Beside it, a slow group: %llu of %llu intervals (%s) take %s or more, %.0f times "
+                "the others' mean, and carry %s of Var(latency) (removing them would remove that "
+                "much)",
+                static_cast<unsigned long long>(sg.intervals),
+                static_cast<unsigned long long>(gr.latency.count),
+                share_of_intervals(static_cast<double>(sg.intervals) / n).c_str(),
+                human_ns(sg.threshold_ns).c_str(),
+                sg.rest_mean_ns > 0 ? sg.mean_ns / sg.rest_mean_ns : 0.0,
+                percent(sg.removed).c_str());
+  return std::string(head) + (places.empty() ? "." : "; their extra time: " + places + ".");
+}
+
 } // namespace
 
 Answer answer_of(const AnalysisResult &res, const GroupResult &gr) {
@@ -123,7 +152,8 @@ Answer answer_of(const AnalysisResult &res, const GroupResult &gr) {
   if (a.waker == a.name) // the place is the waker's outermost frame itself
     a.waker.clear();
   note_wakeup_delay(gr, a);
-  a.sentence = sentence_of(a) + wakeup_delay_note(a);
+  a.slow_group = gr.slow.found && gr.slow.removed >= 2 * a.contribution;
+  a.sentence = sentence_of(a) + wakeup_delay_note(a) + slow_group_note(gr, a);
   return a;
 }
 

@@ -1,6 +1,7 @@
 // Reports of an analysis: a readable text report (latency, variance tree, ranked factor
 // table, what-if table per group) and the same content as JSON.
 #include "host_json.hpp"
+#include "human_time.hpp"
 #include "node_kind.hpp"
 #include "vprof/analyzer.hpp"
 
@@ -22,20 +23,9 @@ std::string fmt(const char *f, double a) {
   return buf;
 }
 
-// Human time: ns, us, ms or s with 3 significant-ish digits.
-std::string human_ns(double ns) {
-  double a = std::abs(ns);
-  if (a < 1e3)
-    return fmt("%.0fns", ns);
-  if (a < 1e6)
-    return fmt("%.2fus", ns / 1e3);
-  if (a < 1e9)
-    return fmt("%.2fms", ns / 1e6);
-  return fmt("%.3fs", ns / 1e9);
-}
-
 std::string pct(double x) { return fmt("%.1f%%", 100 * x); }
 
+using detail::human_ns;
 using detail::kind_text;
 
 const char *place_kind_text(Place::Kind k) {
@@ -105,6 +95,38 @@ void render_tail(std::string &out, const GroupResult &g) {
       }
     std::snprintf(buf, sizeof buf, "%10s %-23s %7s %8s  %s\n", human_ns(p.excess_ns).c_str(),
                   ci.c_str(), pct(p.fraction).c_str(), rank.c_str(), p.name.c_str());
+    out += buf;
+  }
+}
+
+// The slow group, when there is one: how many, how much slower, what removing them would
+// remove, and their extra time by place (at most 5, those with 1 % of it or more).
+void render_slow_group(std::string &out, const GroupResult &g) {
+  const SlowGroup &sg = g.slow;
+  if (!sg.found)
+    return;
+  out += "\nslow group: " + std::to_string(sg.intervals) + " intervals (" +
+         detail::share_of_intervals(static_cast<double>(sg.intervals) /
+                                    static_cast<double>(g.latency.count)) +
+         ") with L >= " + human_ns(sg.threshold_ns) + ", mean " + human_ns(sg.mean_ns) +
+         " against " + human_ns(sg.rest_mean_ns) + " for the others; removing them would remove " +
+         pct(sg.removed) + " of Var(L) (the split alone explains " + pct(sg.between) +
+         "); their extra time by place, E[T | slow] - E[T]:\n";
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%10s %8s %8s  %s\n", "excess", "of it", "var rank", "place");
+  out += buf;
+  for (std::size_t i = 0; i < sg.places.size() && i < 5; ++i) {
+    const TailPlace &p = sg.places[i];
+    if (i > 0 && p.fraction < 0.01)
+      break;
+    std::string rank = "-";
+    for (std::size_t r = 0; r < g.places.size(); ++r)
+      if (g.places[r].key == p.key) {
+        rank = std::to_string(r + 1);
+        break;
+      }
+    std::snprintf(buf, sizeof buf, "%10s %8s %8s  %s\n", human_ns(p.excess_ns).c_str(),
+                  pct(p.fraction).c_str(), rank.c_str(), p.name.c_str());
     out += buf;
   }
 }
@@ -244,6 +266,7 @@ void render_group(std::string &out, const AnalysisResult &res, const GroupResult
     }
   }
   render_tail(out, g);
+  render_slow_group(out, g);
   if (share_over_100)
     out += "\n(a share above 100 %: that part varies more than the whole latency, because other\n"
            "parts move against it and cancel some of it — a wait that is long when the work\n"
@@ -472,6 +495,7 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
                     {"waker", a.waker},
                     {"wakeup_delay", a.wakeup_delay},
                     {"wakeup_delay_contribution", a.wakeup_delay_contribution},
+                    {"slow_group", a.slow_group},
                     {"sentence", answer_sentence(g)}};
     json tp = json::array();
     for (const auto &p : g.tail.places) {
@@ -488,6 +512,24 @@ std::string render_json(const AnalysisResult &res, const JsonOptions &opt) {
                   {"intervals", g.tail.intervals},
                   {"excess_ns", g.tail.excess_ns},
                   {"places", tp}};
+    if (g.slow.found) {
+      json sp = json::array();
+      for (const auto &p : g.slow.places) {
+        if (sp.size() >= max_places)
+          break;
+        sp.push_back({{"key", p.key},
+                      {"name", p.name},
+                      {"excess_ns", p.excess_ns},
+                      {"fraction", p.fraction}});
+      }
+      gj["slow_group"] = {{"threshold_ns", g.slow.threshold_ns},
+                          {"intervals", g.slow.intervals},
+                          {"mean_ns", g.slow.mean_ns},
+                          {"rest_mean_ns", g.slow.rest_mean_ns},
+                          {"between", g.slow.between},
+                          {"removed", g.slow.removed},
+                          {"places", sp}};
+    }
     json ns = json::array();
     for (const auto &s : g.nodes)
       if (keep[static_cast<std::size_t>(s.node)])

@@ -332,6 +332,20 @@ void tail_stats(const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions
 
 // The group's answer from its ranked places (gr.places after the noise floor: their first,
 // in the order given), its chain in the calling-context tree and the wait it stands behind.
+// Every place's excess (the time on no place's account last among equals) over the
+// intervals with L >= threshold, E[T_x | L >= threshold] - E[T_x], by excess descending, in
+// one pass; `total` gets the latency's. Empty when no interval reaches the threshold.
+std::vector<TailPlace> excess_by_place(const PlaceTable &pt, const GroupTimes &gt, double threshold,
+                                       TailExcess &total);
+
+// ---- the slow group (slow_group.cpp) ----------------------------------------------------
+
+// gr.slow (docs/statistics.md, "The slow group"): the best split of the latencies into the
+// few slowest and the rest, from a log-spaced histogram of L filled in one pass (16 bins an
+// octave: the threshold is a bin's lower edge), and when found, the group's excess by place
+// in a second. Memory: the histogram's bins, never the intervals.
+void slow_group_stats(const PlaceTable &pt, const GroupTimes &gt, GroupResult &gr);
+
 Answer answer_of(const AnalysisResult &res, const GroupResult &gr);
 
 // ---- rows for SQL engines (export_rows.cpp) -------------------------------------------

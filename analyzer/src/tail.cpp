@@ -114,6 +114,48 @@ void place_block(const TailColumns &tc, const MatrixXd &S, const MatrixXd &T, Ma
   X.col(P) = T.col(0) - X.leftCols(P).rowwise().sum();
 }
 
+// One pass over the group: every place's time (and the untracked time: L minus the places',
+// so the excesses add up to L's) summed over all intervals and over those with L >= the
+// threshold; the rows by excess, descending (ties: the place's variable), each with its
+// variable in column_of. The untracked row only when it reaches 1 ns in some interval.
+struct ExcessPass {
+  TailColumns tc;
+  TailSums sums;
+  TailExcess total;
+  std::vector<TailPlace> rows;
+  std::vector<Index> column_of;
+  ExcessPass(const PlaceTable &pt, const GroupTimes &gt, double threshold)
+      : tc(tail_columns(pt, gt)), sums(tc.places() + 1, threshold) {
+    const Index P = tc.places();
+    double untracked_max = 0;
+    MatrixXd X;
+    for_each_block(gt, [&](Index, const MatrixXd &S, const MatrixXd &T) {
+      place_block(tc, S, T, X);
+      sums.add_rows(T.col(0), X);
+      untracked_max = std::max(untracked_max, X.col(P).cwiseAbs().maxCoeff());
+    });
+    if (sums.n_tail == 0)
+      return;
+    total = sums.excess();
+    std::vector<Index> order(static_cast<std::size_t>(P + 1));
+    std::iota(order.begin(), order.end(), 0);
+    std::stable_sort(order.begin(), order.end(),
+                     [&](Index a, Index b) { return total.excess[a] > total.excess[b]; });
+    for (Index j : order) {
+      const bool untracked = j == P;
+      if (untracked && untracked_max < 0.5) // below 1 ns in every interval
+        continue;
+      TailPlace tp;
+      tp.key = untracked ? kUntrackedKey : pt.key[static_cast<std::size_t>(tc.plist[j])];
+      tp.name = untracked ? kUntrackedName : pt.name[static_cast<std::size_t>(tc.plist[j])];
+      tp.excess_ns = tp.excess_lo_ns = tp.excess_hi_ns = total.excess[j];
+      tp.fraction = total.excess_ns != 0 ? total.excess[j] / total.excess_ns : 0;
+      rows.push_back(std::move(tp));
+      column_of.push_back(j);
+    }
+  }
+};
+
 } // namespace
 
 std::uint64_t tail_cut_rank(std::uint64_t n, double q) {
@@ -152,6 +194,15 @@ double weighted_percentile(const std::vector<double> &values_desc,
     }
   }
   return 0;
+}
+
+std::vector<TailPlace> excess_by_place(const PlaceTable &pt, const GroupTimes &gt, double threshold,
+                                       TailExcess &total) {
+  ExcessPass pass(pt, gt, threshold);
+  if (pass.sums.n_tail == 0)
+    return {};
+  total = pass.total;
+  return std::move(pass.rows);
 }
 
 TailExcess tail_excess(const VectorXd &L, const MatrixXd &X, double q) {
@@ -275,42 +326,12 @@ void tail_stats(const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions
   ts.percentile = opt.tail_percentile;
   if (I == 0)
     return;
-  // one pass: every place's time summed over all intervals and over the tail's, and the
-  // untracked time (L minus the places', so the excesses add up to L's)
-  const TailColumns tc = tail_columns(pt, gt);
-  const Index P = tc.places();
-  TailSums sums(P + 1, latency_percentile(gt, opt.tail_percentile / 100));
-  double untracked_max = 0;
-  MatrixXd X;
-  for_each_block(gt, [&](Index, const MatrixXd &S, const MatrixXd &T) {
-    place_block(tc, S, T, X);
-    sums.add_rows(T.col(0), X);
-    untracked_max = std::max(untracked_max, X.col(P).cwiseAbs().maxCoeff());
-  });
-  const TailExcess t = sums.excess();
-  ts.threshold_ns = t.threshold_ns;
-  ts.intervals = t.intervals;
-  ts.excess_ns = t.excess_ns;
-  std::vector<Index> order(static_cast<std::size_t>(P + 1));
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](Index a, Index b) {
-    if (t.excess[a] != t.excess[b])
-      return t.excess[a] > t.excess[b];
-    return a < b;
-  });
-  std::vector<Index> column_of; // ts.places -> its variable
-  for (Index j : order) {
-    TailPlace tp;
-    const bool untracked = j == P;
-    if (untracked && untracked_max < 0.5) // below 1 ns in every interval
-      continue;
-    tp.key = untracked ? kUntrackedKey : pt.key[static_cast<std::size_t>(tc.plist[j])];
-    tp.name = untracked ? kUntrackedName : pt.name[static_cast<std::size_t>(tc.plist[j])];
-    tp.excess_ns = tp.excess_lo_ns = tp.excess_hi_ns = t.excess[j];
-    tp.fraction = t.excess_ns != 0 ? t.excess[j] / t.excess_ns : 0;
-    ts.places.push_back(std::move(tp));
-    column_of.push_back(j);
-  }
+  ExcessPass pass(pt, gt, latency_percentile(gt, opt.tail_percentile / 100));
+  ts.threshold_ns = pass.total.threshold_ns;
+  ts.intervals = pass.total.intervals;
+  ts.excess_ns = pass.total.excess_ns;
+  ts.places = std::move(pass.rows);
+  const std::vector<Index> &column_of = pass.column_of; // ts.places -> its variable
   const int nci = std::min<int>(opt.ci_factors, static_cast<int>(ts.places.size()));
   if (opt.bootstrap_samples <= 0 || nci <= 0 || I <= 1)
     return;
@@ -318,7 +339,7 @@ void tail_stats(const PlaceTable &pt, const GroupTimes &gt, const AnalyzeOptions
   // the generator): the tail takes the draw after it, so its replicates are independent
   rng.discard(1);
   const std::uint64_t seed = rng();
-  tail_bootstrap(tc, gt, opt, column_of, sums.all / sums.n, nci, seed, gr, notes);
+  tail_bootstrap(pass.tc, gt, opt, column_of, pass.sums.all / pass.sums.n, nci, seed, gr, notes);
 }
 
 } // namespace vprof::analyzer::detail

@@ -196,6 +196,10 @@ struct Answer {
   // because no code of the program is its cause.
   std::string wakeup_delay;
   double wakeup_delay_contribution = 0;
+  // The group's slow group (GroupResult::slow) is said beside the answer when it carries at
+  // least twice the answer's contribution: the variance is a few intervals' being of another
+  // kind (a request that does far more), spread over places none of which carries it.
+  bool slow_group = false;
   // The one sentence every front end prints, e.g. "nanosleep() in BufferPool::read_page:
   // 68.0% of Var(latency) (its own variance 61.2%), the wakers' work behind [wait:cond] in
   // LockManager::acquire (86.7% of Var(latency) waiting there, 57.7% through it), woken by
@@ -221,6 +225,22 @@ struct TailStats {
   std::vector<TailPlace> places; // by excess, descending
 };
 
+// A few intervals far slower than all the others (docs/statistics.md, "The slow group"):
+// the split of the latencies at `threshold_ns` that explains most of Var(L) (the between-group
+// share eta^2), among splits leaving at most 10 % of the intervals above; found when it
+// explains at least 80 % and at least 10 intervals lie above. A distinct kind of interval (a
+// multi-key request among single-key ones, a rare stall), not a long tail's last percent.
+struct SlowGroup {
+  bool found = false;
+  double threshold_ns = 0;     // the slow group: the intervals with L >= it
+  std::uint64_t intervals = 0; // how many
+  double mean_ns = 0, rest_mean_ns = 0;
+  double between = 0; // eta^2: the share of Var(L) the split into the two groups explains
+  double removed = 0; // 1 - Var(L of the others) / Var(L): what removing the group removes
+  // their extra time by place, E[T_x | L >= threshold] - E[T_x] (as TailStats::places, no CI)
+  std::vector<TailPlace> places;
+};
+
 struct GroupResult {
   std::string label; // "" = all intervals
   LatencyStats latency;
@@ -239,6 +259,7 @@ struct GroupResult {
   double noise_floor = 0;
   Answer answer;  // computed once from `places` (their first after the noise floor)
   TailStats tail; // what makes the slowest intervals slow, by place
+  SlowGroup slow; // a few intervals far slower than the rest, when there are
 };
 
 // One host of an analysis of several trace directories (docs/multihost.md): how its

@@ -6,10 +6,12 @@ alternating; each trace is analysed in a scratch copy of the workspace (the loop
 stays untouched) for Var(L) of all commands — the intervals' latencies alone, no
 attribution. Prints per pair Var(L) on/off, the removed fraction 1 - Var_off/Var_on with a
 95 % interval over the pairs, the latency probe's p99 on/off (the client's latencies), and
-beside them vprof's claim: the answer's contribution to Var(L) in the loop's last analysis.
+beside them vprof's claim in the loop's last report: the answer's contribution to Var(L),
+and the slow group's (the few intervals far slower than the rest) when it found one.
     truth.py [hol|stats] [--pairs 5] [--seconds 4]
 Run after run.sh with the same scenario."""
 import argparse
+import json
 import os
 import pathlib
 import re
@@ -28,13 +30,20 @@ sys.path.insert(0, str(HERE.parent / "postgres"))
 from ab import t95  # noqa: E402
 
 
-def claim(db: pathlib.Path) -> tuple:
-    """(name, contribution, run) of the loop's answer: rank 1 of its last analysis."""
-    con = sqlite3.connect(db)
-    run, = con.execute("SELECT MAX(id) FROM analysis_runs").fetchone()
-    name, contrib = con.execute("SELECT name, contribution FROM places WHERE run = ? AND "
-                                "label = '' ORDER BY rank LIMIT 1", (run,)).fetchone()
-    return name, contrib, run
+def claim(project: pathlib.Path) -> str:
+    """vprof's claim in the loop's last report (all intervals): the answer's contribution
+    to Var(L), and the slow group's share when the report found one (the few intervals far
+    slower than the rest, what removing them would remove: docs/statistics.md)."""
+    reports = project / ".vprof" / "reports"
+    newest = max(reports.glob("iter-*.json"), key=lambda p: int(p.stem.split("-")[1]))
+    group = json.loads(newest.read_text())["groups"][0]
+    a = group["answer"]
+    text = f"vprof's answer: {a['name']}, {100 * a['contribution']:.1f} % of Var(L)"
+    slow = group.get("slow_group")
+    if slow:
+        text += (f"; its slow group: {slow['intervals']} intervals at >= "
+                 f"{slow['threshold_ns'] / 1e3:.0f} us, {100 * slow['removed']:.1f} % of Var(L)")
+    return text + f" ({newest.name})"
 
 
 def measure(scratch: pathlib.Path, a, cause: str) -> tuple[float, float, int]:
@@ -75,7 +84,6 @@ def main() -> int:
     (scratch / ".vprof").mkdir(parents=True)
     shutil.copy(project / "vprof.toml", scratch / "vprof.toml")
     shutil.copy(db, scratch / ".vprof" / "vprof.db")
-    name, contrib, _ = claim(db)
     removed = []
     for i in range(a.pairs):
         order = ["on", "off"] if i % 2 == 0 else ["off", "on"]
@@ -87,8 +95,7 @@ def main() -> int:
     m = statistics.mean(removed)
     h = t95(len(removed) - 1) * statistics.stdev(removed) / len(removed) ** 0.5
     print(f"removing the cause removed {100 * m:.1f} % of Var(L) [{100 * (m - h):.1f}, "
-          f"{100 * (m + h):.1f}] ({len(removed)} pairs); vprof's answer: {name}, "
-          f"{100 * contrib:.1f} % of Var(L)")
+          f"{100 * (m + h):.1f}] ({len(removed)} pairs); {claim(project)}")
     return 0
 
 
