@@ -44,7 +44,7 @@ def test_manifest_describes_the_sources():
     cmake = (programs.ACCURACY_DIR / "CMakeLists.txt").read_text()
     make = (programs.ACCURACY_DIR / "Makefile").read_text()
     for p in PROGRAMS:
-        assert p.kind in ("var", "cov") and len(p.cause) == (2 if p.kind == "cov" else 1)
+        assert p.kind in ("var", "cov", "group") and len(p.cause) == (2 if p.kind == "cov" else 1)
         assert p.via in ("call", "wakeup", "handoff", "queue")
         assert (p.via == "wakeup") == (p.wait is not None) == bool(p.waker_roots), p.name
         assert p.analytic_share is None or 0 < p.analytic_share < 1
