@@ -7,10 +7,19 @@ each, standard library only):
     mcclient.py PORT stats SECONDS [--every 0.001]
         a monitoring agent polling `stats slabs` and `stats items` (both walk every slab
         class under the slabs lock / the LRU locks the workers take for every store)
+    mcclient.py PORT dump SECONDS [--every 0.01]
+        a monitoring agent dumping the keys of the busiest slab class (`stats cachedump
+        CLASS 0`: up to 2 MiB of key lines, walked under that class's COLD LRU lock, which
+        every store that evicts from the class takes)
     mcclient.py PORT probe SECONDS [--every 0.0005]
         the latency probe: one `get` of a preloaded key at a time, timed on the client;
         prints `probe: N gets, p50 X us, p99 Y us, max Z us` (memcaslap prints no
         percentiles, only its throughput)
+    mcclient.py PORT usage 0
+        the server's own account at the end of a run (`stats`): its CPU time (user +
+        system, every thread) per command served; prints `usage: N commands, cpu X s,
+        Y us per command` — a steadier measure of what probes cost than the throughput of
+        a client sharing the same two cores
 Each prints one summary line on standard output."""
 import argparse
 import socket
@@ -73,6 +82,29 @@ def stats(s, seconds, a) -> str:
     return f"stats: {n} polls"
 
 
+def busiest_class(s, buf: bytearray) -> int:
+    """The slab class holding the most items (`stats items`), 1 while none holds any."""
+    s.sendall(b"stats items\r\n")
+    counts = {}
+    for line in read_until(s, buf, b"END\r\n").decode().splitlines():
+        parts = line.split()  # STAT items:<class>:number <n>
+        if len(parts) == 3 and parts[1].startswith("items:") and parts[1].endswith(":number"):
+            counts[int(parts[1].split(":")[1])] = int(parts[2])
+    return max(counts, key=counts.get) if counts else 1
+
+
+def dump(s, seconds, a) -> str:
+    buf, n, lines, t_end = bytearray(), 0, 0, time.monotonic() + seconds
+    time.sleep(min(0.5, seconds / 4))  # let the load fill the cache first
+    cls = busiest_class(s, buf)
+    while time.monotonic() < t_end:
+        s.sendall(b"stats cachedump %d 0\r\n" % cls)
+        lines += read_until(s, buf, b"END\r\n").count(b"\n") - 1
+        n += 1
+        time.sleep(a.every)
+    return f"dump: {n} dumps of class {cls}, {lines // max(n, 1)} keys each"
+
+
 def probe(s, seconds, a) -> str:
     keys = preload(s, "probe:", 100, 100)
     buf, lat, t_end = bytearray(), [], time.monotonic() + seconds
@@ -90,19 +122,35 @@ def probe(s, seconds, a) -> str:
     return f"probe: {len(lat)} gets, p50 {q(0.5):.1f} us, p99 {q(0.99):.1f} us, max {lat[-1]:.1f} us"
 
 
+def usage(s, seconds, a) -> str:
+    buf = bytearray()
+    s.sendall(b"stats\r\n")
+    stat = {}
+    for line in read_until(s, buf, b"END\r\n").decode().splitlines():
+        parts = line.split()
+        if len(parts) == 3 and parts[0] == "STAT":
+            stat[parts[1]] = parts[2]
+    commands = sum(int(stat[k]) for k in ("cmd_get", "cmd_set", "cmd_touch", "cmd_flush"))
+    cpu = float(stat["rusage_user"]) + float(stat["rusage_system"])
+    return (f"usage: {commands} commands, cpu {cpu:.3f} s, "
+            f"{1e6 * cpu / max(commands, 1):.3f} us per command")
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("port", type=int)
-    ap.add_argument("mode", choices=["slow", "stats", "probe"])
+    ap.add_argument("mode", choices=["slow", "stats", "dump", "probe", "usage"])
     ap.add_argument("seconds", type=float)
     ap.add_argument("--keys", type=int, default=2000)
     ap.add_argument("--size", type=int, default=1024)
     ap.add_argument("--every", type=float, default=None)
     a = ap.parse_args()
     if a.every is None:
-        a.every = {"slow": 0.01, "stats": 0.001, "probe": 0.0005}[a.mode]
+        a.every = {"slow": 0.01, "stats": 0.001, "dump": 0.01, "probe": 0.0005,
+                   "usage": 0}[a.mode]
     s = connect(a.port)
-    print({"slow": slow, "stats": stats, "probe": probe}[a.mode](s, a.seconds, a), flush=True)
+    modes = {"slow": slow, "stats": stats, "dump": dump, "probe": probe, "usage": usage}
+    print(modes[a.mode](s, a.seconds, a), flush=True)
     return 0
 
 

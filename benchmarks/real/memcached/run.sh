@@ -2,7 +2,7 @@
 # The whole vprof loop on memcached 1.6.18 (Debian source) as a new user would run it:
 # fetch, build plainly under bear, configure a second tree for vprof, `vprof init` +
 # `vprof loop` with vprof.toml from this folder (default roots), print the answer.
-#   run.sh [hol|stats]      (default hol; workload.sh says what each provokes)
+#   run.sh [hol|stats|dump] (default hol; workload.sh says what each provokes)
 # Everything lands in $VPROF_REAL_CACHE/memcached (default build/real/memcached); the
 # project folder with .vprof/ is .../project-<scenario>.
 set -euo pipefail

@@ -8,7 +8,7 @@ attribution. Prints per pair Var(L) on/off, the removed fraction 1 - Var_off/Var
 95 % interval over the pairs, the latency probe's p99 on/off (the client's latencies), and
 beside them vprof's claim in the loop's last report: the answer's contribution to Var(L),
 and the slow group's (the few intervals far slower than the rest) when it found one.
-    truth.py [hol|stats] [--pairs 5] [--seconds 4]
+    truth.py [hol|stats|dump] [--pairs 5] [--seconds 4]
 Run after run.sh with the same scenario."""
 import argparse
 import json
@@ -68,7 +68,7 @@ def measure(scratch: pathlib.Path, a, cause: str) -> tuple[float, float, int]:
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("scenario", nargs="?", default="hol", choices=["hol", "stats"])
+    ap.add_argument("scenario", nargs="?", default="hol", choices=["hol", "stats", "dump"])
     ap.add_argument("--pairs", type=int, default=5)
     ap.add_argument("--seconds", type=int, default=4)
     ap.add_argument("--project", help="the loop's project folder (default: "
