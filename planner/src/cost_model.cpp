@@ -121,6 +121,14 @@ double CostModel::final_records(FunctionId f, const std::set<ws::SiteId> &timed)
   return records;
 }
 
+double CostModel::final_site_records(FunctionId f, ws::SiteId site) const {
+  if (auto k = final_sites_.find(f); k != final_sites_.end())
+    for (const auto &[s, n] : k->second)
+      if (s == site)
+        return n;
+  return 0;
+}
+
 double CostModel::calls(FunctionId f) const {
   if (auto b = body_calls_.find(f); b != body_calls_.end() && b->second > 0)
     return b->second;

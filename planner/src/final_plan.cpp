@@ -38,9 +38,9 @@ FunctionId place_function(const ws::PlaceRow &p) {
 // The call sites a final plan times: of the outside and dispatching calls, those whose
 // place carried the threshold in any run (an outside call's place covers every call of that
 // callee in the function). The others cost records in every interval and explain nothing.
-std::set<ws::SiteId> timed_sites(ws::Database &db, const std::vector<ws::RunRow> &runs,
-                                 double threshold) {
-  std::set<ws::SiteId> out;
+std::map<ws::SiteId, std::string> timed_sites(ws::Database &db, const std::vector<ws::RunRow> &runs,
+                                              double threshold) {
+  std::map<ws::SiteId, std::string> out; // site -> the name of the place that carried
   for (const auto &run : runs) {
     std::vector<ws::NodeRow> tree;
     for (const auto &p : ws::places_of(db, run.id)) {
@@ -53,9 +53,9 @@ std::set<ws::SiteId> timed_sites(ws::Database &db, const std::vector<ws::RunRow>
         continue;
       if (p.kind == ws::PlaceKind::Call)
         for (ws::SiteId s : ws::sites_calling_alike(db, tree[p.node].site))
-          out.insert(s);
+          out.emplace(s, p.name);
       else
-        out.insert(tree[p.node].site);
+        out.emplace(tree[p.node].site, p.name);
     }
   }
   return out;
@@ -77,6 +77,15 @@ public:
     }
     return runs_.empty() ? 2 : model(0).predict_records(f);
   }
+  // A timed call site's records per interval, from the newest run that measured f.
+  double site_records(FunctionId f, ws::SiteId site) {
+    for (std::size_t i = 0; i < runs_.size(); ++i)
+      if (model(i).measured(f))
+        return model(i).final_site_records(f, site);
+    return 0;
+  }
+  const std::set<ws::SiteId> &timed() const { return timed_; }
+  void untime(ws::SiteId site) { timed_.erase(site); }
 
 private:
   const CostModel &model(std::size_t i) {
@@ -91,6 +100,41 @@ private:
   std::vector<ws::RunRow> runs_; // newest first
   std::map<std::size_t, std::unique_ptr<CostModel>> models_;
 };
+
+// The answer's chain's calls too hot for a final plan: per chain function, the timed calls
+// of one callee (one outside call's place covers them all) whose probes together cost more
+// than the whole final budget. Untimed, so that the final run does not lengthen what it
+// measures — a library call in a 10,000-key loop under a lock; their time stays in their
+// caller's own, which the chain keeps.
+std::vector<Refusal> untime_hot_chain_calls(ws::Database &db, const std::vector<FunctionId> &chain,
+                                            const std::map<ws::SiteId, std::string> &named,
+                                            double budget, Prices &prices) {
+  std::vector<Refusal> out;
+  for (FunctionId f : chain)
+    for (const auto &site : ws::sites_of(db, f)) {
+      if (site.body || !prices.timed().count(site.id))
+        continue;
+      std::vector<ws::SiteId> alike;
+      double records = 0;
+      for (ws::SiteId s : ws::sites_calling_alike(db, site.id))
+        if (prices.timed().count(s)) {
+          alike.push_back(s);
+          records += prices.site_records(f, s);
+        }
+      if (records <= budget)
+        continue;
+      for (ws::SiteId s : alike)
+        prices.untime(s);
+      Refusal r;
+      r.function = f;
+      auto it = named.find(site.id);
+      r.name = it != named.end() ? it->second : "call site " + std::to_string(site.id);
+      r.records = records;
+      r.why = "its probes alone would pass the final budget";
+      out.push_back(std::move(r));
+    }
+  return out;
+}
 
 } // namespace
 
@@ -145,10 +189,16 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
   fr.next_iteration = iteration + 1;
   require_run(db, iteration);
   const auto runs = ws::latest_runs_upto(db, iteration);
-  const std::set<ws::SiteId> timed = timed_sites(db, runs, opt.threshold);
-  Prices prices(db, runs, timed);
+  const std::map<ws::SiteId, std::string> named = timed_sites(db, runs, opt.threshold);
+  std::set<ws::SiteId> carried;
+  for (const auto &[site, name] : named)
+    carried.insert(site);
+  Prices prices(db, runs, carried);
   fr.budget_records =
       budget_records(db, iteration, opt.budget, opt.budget.final_share, Basis::Capacity);
+  fr.answer = deepest_answer(db, iteration, opt.answer_share);
+  fr.untimed_calls = untime_hot_chain_calls(db, fr.answer.chain, named, fr.budget_records, prices);
+  const std::set<ws::SiteId> &timed = prices.timed();
 
   // What must stay: the annotated functions and the answer's chain.
   std::map<FunctionId, ws::PlanRow> rows;
@@ -169,7 +219,6 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
     current[r.function] = r;
   for (auto f : ws::annotated_functions(db))
     keep(f, current.count(f) ? current[f].reason : ws::PlanReason::Root, "");
-  fr.answer = deepest_answer(db, iteration, opt.answer_share);
   for (auto f : fr.answer.chain)
     keep(f, current.count(f) ? current[f].reason : ws::PlanReason::Answer, fr.answer.key);
 
@@ -216,8 +265,9 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
   for (const auto &[f, r] : current)
     fr.dropped += rows.count(f) ? 0 : 1;
   fr.kept = rows.size();
-  // the same functions as the last plan: nothing to measure again
-  bool same = rows.size() == current.size();
+  // the same functions as the last plan, no call of the chain untimed: nothing to measure
+  // again
+  bool same = rows.size() == current.size() && fr.untimed_calls.empty();
   for (const auto &[f, r] : rows)
     same = same && current.count(f);
   if (same)

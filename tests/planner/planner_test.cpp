@@ -401,10 +401,15 @@ TEST(FinalPlan, KeepsTheAnswersChainAndDropsWhatTheBudgetCannotPay) {
   EXPECT_TRUE(all.dropped_for_cost.empty());
 }
 
-// A final plan times the outside calls whose places carried variance (every call of that
-// callee in the function) and no other: work's two fsync calls (30 %), not its memcpy (0.1 %).
-TEST(FinalPlan, TimesOnlyTheOutsideCallsWhosePlacesCarried) {
-  Workspace w("final-sites");
+// work (function 2, on the answer's chain) calls fsync at two sites and memcpy at one, each
+// `calls` times over the 100 intervals; the fsync place carried 30 % of Var(L), memcpy's 0.1 %.
+// The final plan's result and the lines of the call sites it times.
+struct FinalWithCalls {
+  pl::FinalResult fr;
+  std::vector<int> lines;
+};
+FinalWithCalls final_with_outside_calls(const std::string &name, int calls) {
+  Workspace w(name);
   w.db->exec("INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) "
              "VALUES (8,'call',2,NULL,'fsync','/s/a.c',11,3),(9,'call',2,NULL,'fsync','/s/a.c',"
              "12,3),(10,'call',2,NULL,'memcpy','/s/a.c',13,3);"
@@ -412,8 +417,9 @@ TEST(FinalPlan, TimesOnlyTheOutsideCallsWhosePlacesCarried) {
              "(1,3,'expand'),(1,4,'expand')");
   auto counts = kCounts;
   counts.push_back({6, 100000}); // hot's body: past the final budget, dropped
-  for (int site : {7, 8, 9, 10})
-    counts.push_back({site, 100});
+  counts.push_back({7, 100});
+  for (int site : {8, 9, 10})
+    counts.push_back({site, calls});
   ws::RunId run = w.run(1, 1e6, counts);
   w.db->prepare("INSERT INTO tree_nodes(run, label, node, parent, path, kind, site, function, "
                 "name, mean_ns, expanded) VALUES (?, '', 6, 3, '/s1/s2/s3/s8', 'site', 8, NULL, "
@@ -432,13 +438,36 @@ TEST(FinalPlan, TimesOnlyTheOutsideCallsWhosePlacesCarried) {
   pl::FinalOptions o;
   o.threshold = 0.01;
   auto fr = pl::final_plan(*w.db, 1, o);
-  ASSERT_TRUE(fr.written);
-  EXPECT_EQ(plan_of(*w.db, 2), (std::vector<std::int64_t>{1, 2, 4}));
-  EXPECT_EQ(fr.timed_sites, 2u);
-  std::vector<int> lines;
+  EXPECT_EQ(plan_of(*w.db, 2), (std::vector<std::int64_t>{1, 2, 4})) << name;
+  FinalWithCalls out{fr, {}};
   for (const auto &p : ws::final_site_positions(*w.db, 2))
-    lines.push_back(p.line);
+    out.lines.push_back(p.line);
+  return out;
+}
+
+// A final plan times the outside calls whose places carried variance (every call of that
+// callee in the function) and no other: work's two fsync calls (30 %), not its memcpy (0.1 %).
+TEST(FinalPlan, TimesOnlyTheOutsideCallsWhosePlacesCarried) {
+  auto [fr, lines] = final_with_outside_calls("final-sites", 100);
+  ASSERT_TRUE(fr.written);
+  EXPECT_EQ(fr.timed_sites, 2u);
   EXPECT_EQ(lines, (std::vector<int>{11, 12}));
+  EXPECT_TRUE(fr.untimed_calls.empty());
+}
+
+// The same fsync calls in a hot loop: 1,000 calls an interval at each site, 4,000 records
+// against a final budget of 500 (2 % of 1 ms). The chain keeps work, but not the probes of
+// its fsync calls: they would lengthen what they measure; work's own time holds them.
+TEST(FinalPlan, TheChainsCallsTooHotForTheFinalBudgetStayUntimed) {
+  auto [fr, lines] = final_with_outside_calls("final-hot-calls", 100000);
+  ASSERT_TRUE(fr.written);
+  EXPECT_EQ(fr.timed_sites, 0u);
+  EXPECT_TRUE(lines.empty());
+  ASSERT_EQ(fr.untimed_calls.size(), 1u) << "one refusal for the callee's two sites";
+  EXPECT_EQ(fr.untimed_calls[0].function, 2);
+  EXPECT_EQ(fr.untimed_calls[0].name, "fsync() in work");
+  EXPECT_DOUBLE_EQ(fr.untimed_calls[0].records, 4000.0);
+  EXPECT_DOUBLE_EQ(fr.budget_records, 500.0);
 }
 
 // Two iterations' answers on separate branches: the larger contribution wins, whatever the

@@ -12,6 +12,7 @@
 #include "vprof/workspace_rows.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -39,6 +40,28 @@ void remove_old_traces(const Context &ctx, int analysed) {
     fs::remove_all(iteration_trace_dir(ctx.cfg, old), ec);
 }
 
+// Records per interval with one decimal: a call just over the budget must not print equal.
+std::string one_decimal(double records) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f", records);
+  return buf;
+}
+
+// The answer's chain's calls the final plan leaves untimed, for its line ("": none).
+std::string untimed_calls_text(const planner::FinalResult &fr) {
+  if (fr.untimed_calls.empty())
+    return "";
+  std::string text = "; " + std::to_string(fr.untimed_calls.size()) +
+                     " of its calls left untimed, each alone costing more than the final budget "
+                     "of " +
+                     one_decimal(fr.budget_records) +
+                     " records per interval (their caller's own time holds them):";
+  for (std::size_t i = 0; i < fr.untimed_calls.size(); ++i)
+    text += (i ? ", " : " ") + fr.untimed_calls[i].name + " (" +
+            one_decimal(fr.untimed_calls[i].records) + ")";
+  return text;
+}
+
 // What the final plan keeps and why, in one progress line.
 std::string final_line(const planner::FinalResult &fr, const std::string &why, double prune) {
   std::string line = why + "; final plan " + std::to_string(fr.next_iteration) + " keeps " +
@@ -48,6 +71,7 @@ std::string final_line(const planner::FinalResult &fr, const std::string &why, d
     line += "; the answer's chain (" + fr.answer.name + ", " + pct(fr.answer.contribution) +
             " in iteration " + std::to_string(fr.answer.iteration) +
             ") is kept: " + std::to_string(fr.answer.chain.size()) + " function(s)";
+  line += untimed_calls_text(fr);
   if (!fr.dropped_for_cost.empty())
     line +=
         "; " + std::to_string(fr.dropped_for_cost.size()) + " more dropped for the final budget";

@@ -70,6 +70,9 @@ public:
   // The same in a final plan that times only the call sites in `timed` of those a final
   // plan may keep (outside and dispatching calls).
   double final_records(FunctionId f, const std::set<ws::SiteId> &timed) const;
+  // The records per interval a final plan's probe of call site `site` in f costs (0: a call
+  // a final plan never times, or f not measured).
+  double final_site_records(FunctionId f, ws::SiteId site) const;
   // Whether f's body probe ran in the run.
   bool measured(FunctionId f) const {
     auto it = body_calls_.find(f);
@@ -241,11 +244,17 @@ struct FinalResult {
   std::size_t timed_sites = 0;           // outside and dispatching call sites the final plan times
   Answer answer;                         // the deepest answer of any iteration
   std::vector<Refusal> dropped_for_cost; // places above the threshold the budget dropped
+  // Calls in the answer's chain left untimed: each callee's calls in one chain function
+  // that alone cost more than the final budget (`function`: the caller; `name`: the call's
+  // place; their time stays in the caller's own)
+  std::vector<Refusal> untimed_calls;
   double budget_records = 0, predicted_records = 0;
 };
 // Writes the final plan `iteration + 1` (final = 1): the annotated functions; the chain of
 // the answer — the deepest of the iterations' answers (each run's best-ranked place whose
-// contribution reaches answer_share) — with the place's own function, whatever it costs; then the
+// contribution reaches answer_share) — with the place's own function, whatever it costs,
+// except its calls whose probes alone would cost more than the final budget (a call in a hot
+// loop: timed, it would lengthen what it measures; untimed, its caller holds it); then the
 // functions of the places and waits whose contribution or share reached the threshold in any
 // iteration, largest first, while the predicted cost stays within the final budget. Writes nothing
 // when the plan would not change. Throws PlanError when the iteration has no stored run.
