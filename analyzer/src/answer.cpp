@@ -51,8 +51,8 @@ std::string sentence_of(const Answer &a) {
   const std::string head = a.name + ": " + percent(a.contribution) +
                            " of Var(latency) (its own variance " + percent(a.share) + ")";
   if (a.kind == Place::Kind::Outside)
-    return head + ", the intervals' own time outside every probed function: code above the roots, "
-                  "which the loop expands upward into (the outer frames).";
+    return head + ", the intervals' own time outside every probed function: code above the roots "
+                  "(the outer frames), which the loop plans upward while its probe budget allows.";
   if (!a.wait.empty())
     return head + ", the wakers' work behind " + a.wait + " (" + percent(a.wait_contribution) +
            " of Var(latency) waiting there" +
