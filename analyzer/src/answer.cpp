@@ -86,8 +86,13 @@ void note_wakeup_delay(const GroupResult &gr, Answer &a) {
     }
 }
 
-// Said after the answer when a slow group carries at least twice its contribution: the
-// variance is those few intervals' being of another kind, spread over their places.
+// A slow group is said after the answer when it carries at least this many times the
+// answer's contribution (the answer explains less than two thirds of what removing the group
+// would remove): the variance is those few intervals' being of another kind, spread over
+// places.
+constexpr double kSlowGroupOverAnswer = 1.5;
+
+// The sentence's part for the slow group ("" when not said).
 std::string slow_group_note(const GroupResult &gr, const Answer &a) {
   const SlowGroup &sg = gr.slow;
   if (!a.slow_group)
@@ -152,7 +157,7 @@ Answer answer_of(const AnalysisResult &res, const GroupResult &gr) {
   if (a.waker == a.name) // the place is the waker's outermost frame itself
     a.waker.clear();
   note_wakeup_delay(gr, a);
-  a.slow_group = gr.slow.found && gr.slow.removed >= 2 * a.contribution;
+  a.slow_group = gr.slow.found && gr.slow.removed >= kSlowGroupOverAnswer * a.contribution;
   a.sentence = sentence_of(a) + wakeup_delay_note(a) + slow_group_note(gr, a);
   return a;
 }

@@ -197,8 +197,8 @@ struct Answer {
   std::string wakeup_delay;
   double wakeup_delay_contribution = 0;
   // The group's slow group (GroupResult::slow) is said beside the answer when it carries at
-  // least twice the answer's contribution: the variance is a few intervals' being of another
-  // kind (a request that does far more), spread over places none of which carries it.
+  // least 1.5 times the answer's contribution: the variance is a few intervals' being of
+  // another kind (a request that does far more), spread over places none of which carries it.
   bool slow_group = false;
   // The one sentence every front end prints, e.g. "nanosleep() in BufferPool::read_page:
   // 68.0% of Var(latency) (its own variance 61.2%), the wakers' work behind [wait:cond] in
