@@ -284,8 +284,11 @@ bool place_before(const Place &a, const Place &b);
 void apply_noise_floor(GroupResult &gr, std::vector<std::size_t> &order, double noise_share);
 
 // What-if for the top `n` factors: each one's time replaced by its mean in every interval.
+// Their L' vectors are held up to `cap_doubles` doubles a pass; a group larger than that
+// gets them streamed (no vector: moments and exact order statistics in passes).
+inline constexpr Eigen::Index kWhatIfDoubles = Eigen::Index{1} << 25; // 256 MiB
 void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order, int n,
-             GroupResult &gr);
+             GroupResult &gr, Eigen::Index cap_doubles = kWhatIfDoubles);
 
 // ---- the tail (tail.cpp) --------------------------------------------------------------
 

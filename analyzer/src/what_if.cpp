@@ -1,4 +1,5 @@
 // What-if: the variance and p99 of the latency with a factor held at its mean.
+#include "order_statistics.hpp"
 #include "stages.hpp"
 
 #include <Eigen/Dense>
@@ -11,45 +12,129 @@ using Eigen::MatrixXd;
 using Eigen::VectorXd;
 
 // L' = L - x + mean(x) per interval (and - y + mean(y) for a covariance term), exact: its
-// variance and p99 from the vector itself. One vector of n doubles per factor, at most
-// kWhatIfDoubles of them per pass over the intervals (10 factors of 10 M intervals: 4 passes).
-constexpr Eigen::Index kWhatIfDoubles = Eigen::Index{1} << 25; // 256 MiB
+// variance and p99. Up to kWhatIfDoubles doubles (256 MiB) the factors' L' vectors are held,
+// as many factors a pass as fit; a group whose one vector would pass that (more than 33 M
+// intervals) gets the streamed form instead, which holds no vector: L''s moments merged
+// block by block and its p99 as exact order statistics found in passes (OrderStatistics,
+// typically two), kStreamedFactors factors at a time (at most ~80 MiB of them). The cap,
+// kWhatIfDoubles, is in stages.hpp.
+constexpr int kStreamedFactors = 4;
+
+namespace {
+
+// One block's L' of factor `fc` (rows of S and T).
+void block_after(const GroupTimes &gt, const std::pair<Col, Col> &fc, const MatrixXd &S,
+                 const MatrixXd &T, Eigen::Ref<VectorXd> out) {
+  out = T.col(0);
+  out.array() += gt.cols.mean(variable_of(gt, fc.first)) - block_column(gt, fc.first, S, T).array();
+  if (fc.second.node >= 0)
+    out.array() +=
+        gt.cols.mean(variable_of(gt, fc.second)) - block_column(gt, fc.second, S, T).array();
+}
+
+WhatIf what_if_row(const GroupResult &gr, const std::string &key, double var_after,
+                   double p99_after) {
+  WhatIf w;
+  w.key = key;
+  w.var_after_ns2 = var_after;
+  w.p99_after_ns = p99_after;
+  w.var_drop = gr.latency.var_ns2 > 0 ? 1 - var_after / gr.latency.var_ns2 : 0;
+  w.p99_drop = gr.latency.p99_ns > 0 ? 1 - p99_after / gr.latency.p99_ns : 0;
+  return w;
+}
+
+// Count, mean and sum of squared deviations, merged a block at a time (Chan et al.).
+struct Moments {
+  double n = 0, mean = 0, m2 = 0;
+  void add_block(const VectorXd &x) {
+    const double nb = static_cast<double>(x.size());
+    if (nb == 0)
+      return;
+    const double mb = x.mean(), m2b = (x.array() - mb).square().sum();
+    const double d = mb - mean, total = n + nb;
+    mean += d * nb / total;
+    m2 += m2b + d * d * n * nb / total;
+    n = total;
+  }
+};
+
+// The what-if of the factors order[r0 .. r0 + nb) holding their L' vectors.
+void what_if_held(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order,
+                  int r0, int nb, GroupResult &gr) {
+  std::vector<VectorXd> Lp(static_cast<std::size_t>(nb), VectorXd(gt.rows));
+  for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
+    for (int j = 0; j < nb; ++j)
+      block_after(gt, terms.cols[order[r0 + j]], S, T,
+                  Lp[static_cast<std::size_t>(j)].segment(first, S.rows()));
+  });
+  for (int j = 0; j < nb; ++j) {
+    const LatencyStats ls = latency_stats(Lp[static_cast<std::size_t>(j)]);
+    Lp[static_cast<std::size_t>(j)] = VectorXd(); // free before the next one's sort copy
+    gr.whatifs.push_back(what_if_row(gr, gr.factors[r0 + j].key, ls.var_ns2, ls.p99_ns));
+  }
+}
+
+// The same without the vectors: moments in the first pass, the p99's two order statistics
+// in as many passes as they take.
+void what_if_streamed(const GroupTimes &gt, const Terms &terms,
+                      const std::vector<std::size_t> &order, int r0, int nb, GroupResult &gr) {
+  const auto n = static_cast<std::uint64_t>(gt.rows);
+  std::uint64_t lo, hi;
+  double frac;
+  percentile_ranks(n, 0.99, lo, hi, frac);
+  const std::vector<std::uint64_t> ranks =
+      hi == lo ? std::vector<std::uint64_t>{lo} : std::vector<std::uint64_t>{lo, hi};
+  std::vector<OrderStatistics> os(static_cast<std::size_t>(nb), OrderStatistics(n, ranks));
+  std::vector<Moments> mom(static_cast<std::size_t>(nb));
+  std::vector<bool> done(static_cast<std::size_t>(nb), false);
+  VectorXd x;
+  for (bool first = true;; first = false) {
+    for_each_block(gt, [&](Eigen::Index, const MatrixXd &S, const MatrixXd &T) {
+      x.resize(S.rows());
+      for (int j = 0; j < nb; ++j) {
+        const auto k = static_cast<std::size_t>(j);
+        if (done[k])
+          continue;
+        block_after(gt, terms.cols[order[r0 + j]], S, T, x);
+        if (first)
+          mom[k].add_block(x);
+        for (Eigen::Index i = 0; i < x.size(); ++i)
+          os[k].add(x[i]);
+      }
+    });
+    bool all = true;
+    for (std::size_t k = 0; k < os.size(); ++k)
+      if (!done[k])
+        all = (done[k] = os[k].end_pass()) && all;
+    if (all)
+      break;
+  }
+  for (int j = 0; j < nb; ++j) {
+    const auto k = static_cast<std::size_t>(j);
+    const double a = os[k].value(0), b = ranks.size() > 1 ? os[k].value(1) : a;
+    gr.whatifs.push_back(what_if_row(gr, gr.factors[r0 + j].key,
+                                     mom[k].n > 0 ? mom[k].m2 / mom[k].n : 0, a + frac * (b - a)));
+  }
+}
+
+} // namespace
 
 void what_if(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order, int n,
-             GroupResult &gr) {
-  const double varL = gr.latency.var_ns2;
+             GroupResult &gr, Eigen::Index cap_doubles) {
   const Eigen::Index I = gt.rows;
   const int nw = std::min<int>(n, static_cast<int>(order.size()));
   if (I == 0 || nw <= 0)
     return;
-  const int batch = static_cast<int>(
-      std::clamp<Eigen::Index>(kWhatIfDoubles / I, 1, static_cast<Eigen::Index>(nw)));
+  const bool streamed = I > cap_doubles;
+  const int batch = streamed ? kStreamedFactors
+                             : static_cast<int>(std::clamp<Eigen::Index>(
+                                   cap_doubles / I, 1, static_cast<Eigen::Index>(nw)));
   for (int r0 = 0; r0 < nw; r0 += batch) {
     const int nb = std::min(batch, nw - r0);
-    std::vector<VectorXd> Lp(static_cast<std::size_t>(nb), VectorXd(I));
-    for_each_block(gt, [&](Eigen::Index first, const MatrixXd &S, const MatrixXd &T) {
-      for (int j = 0; j < nb; ++j) {
-        const auto &fc = terms.cols[order[r0 + j]];
-        auto seg = Lp[static_cast<std::size_t>(j)].segment(first, S.rows());
-        seg = T.col(0);
-        seg.array() +=
-            gt.cols.mean(variable_of(gt, fc.first)) - block_column(gt, fc.first, S, T).array();
-        if (fc.second.node >= 0)
-          seg.array() +=
-              gt.cols.mean(variable_of(gt, fc.second)) - block_column(gt, fc.second, S, T).array();
-      }
-    });
-    for (int j = 0; j < nb; ++j) {
-      const LatencyStats ls = latency_stats(Lp[static_cast<std::size_t>(j)]);
-      Lp[static_cast<std::size_t>(j)] = VectorXd(); // free before the next one's sort copy
-      WhatIf w;
-      w.key = gr.factors[r0 + j].key;
-      w.var_after_ns2 = ls.var_ns2;
-      w.p99_after_ns = ls.p99_ns;
-      w.var_drop = varL > 0 ? 1 - ls.var_ns2 / varL : 0;
-      w.p99_drop = gr.latency.p99_ns > 0 ? 1 - ls.p99_ns / gr.latency.p99_ns : 0;
-      gr.whatifs.push_back(w);
-    }
+    if (streamed)
+      what_if_streamed(gt, terms, order, r0, nb, gr);
+    else
+      what_if_held(gt, terms, order, r0, nb, gr);
   }
 }
 

@@ -8,6 +8,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include <charconv>
 #include <cmath>
 #include <filesystem>
@@ -409,6 +411,50 @@ TEST(Stages, WhatIfReplacesTheTermByItsMean) {
   const Eigen::Index x = gt.col_of[1];
   EXPECT_NEAR(gr.whatifs[0].var_after_ns2,
               gr.latency.var_ns2 - 2 * gt.cols.cov_ref(x) + gt.cols.var(x), 1e-9);
+}
+
+// A group too large for the what-if's vectors gets them streamed: the same variance (up to
+// rounding) and the same p99, to the bit, as the held vectors — here with a cap of 100
+// doubles for 5,000 intervals, and two factors (a variance and a covariance term).
+TEST(Stages, TheStreamedWhatIfEqualsTheHeldOne) {
+  EngineOutput eo;
+  eo.nodes = {{kNoParent, 0}, {0, 1}, {0, 2}}; // L = X (s1) + Y (s2)
+  eo.ticks_per_second = 1e9;
+  std::mt19937_64 rng(17);
+  std::lognormal_distribution<double> x_ticks(5, 1), y_ticks(4, 0.5);
+  for (std::uint32_t i = 0; i < 5000; ++i) {
+    IntervalRec r{};
+    r.id = i + 1;
+    r.times_off = eo.times.size();
+    eo.times.push_back({1, static_cast<std::int64_t>(x_ticks(rng))});
+    eo.times.push_back({2, static_cast<std::int64_t>(y_ticks(rng))});
+    r.times_n = 2;
+    eo.intervals.push_back(r);
+  }
+  GroupTimes gt = group_times(eo, interval_groups(eo, 2)[0].intervals);
+  Terms terms;
+  terms.factors.resize(2);
+  terms.factors[0].key = "var:/s1";
+  terms.factors[1].key = "cov:/s1|/s2";
+  terms.cols.push_back({{1, false}, {-1, false}});
+  terms.cols.push_back({{1, false}, {2, false}});
+  GroupResult held, streamed;
+  held.latency = streamed.latency = latency_stats(gt);
+  held.factors = streamed.factors = terms.factors;
+  what_if(gt, terms, {0, 1}, 10, held);
+  what_if(gt, terms, {0, 1}, 10, streamed, 100);
+  ASSERT_EQ(held.whatifs.size(), 2u);
+  ASSERT_EQ(streamed.whatifs.size(), 2u);
+  for (std::size_t k = 0; k < 2; ++k) {
+    EXPECT_EQ(streamed.whatifs[k].key, held.whatifs[k].key);
+    EXPECT_NEAR(streamed.whatifs[k].var_after_ns2, held.whatifs[k].var_after_ns2,
+                1e-12 * held.latency.var_ns2)
+        << k;
+    EXPECT_EQ(streamed.whatifs[k].p99_after_ns, held.whatifs[k].p99_after_ns) << k;
+    EXPECT_GT(held.whatifs[k].var_drop, 0) << k;
+  }
+  // holding L - X - Y + their means: a constant, no variance left
+  EXPECT_NEAR(streamed.whatifs[1].var_after_ns2, 0, 1e-9);
 }
 
 // The drop warning says what the lost records cost: intervals after the limit when the
