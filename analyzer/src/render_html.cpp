@@ -141,12 +141,32 @@ json tail_data(const TailStats &t, std::size_t max_rows) {
           {"places", rows}};
 }
 
+// The slow group, when found: its size, threshold, means, what removing it removes, and its
+// extra time by place (null when none).
+json slow_group_data(const SlowGroup &sg, std::size_t max_rows) {
+  if (!sg.found)
+    return nullptr;
+  json rows = json::array();
+  for (std::size_t i = 0; i < sg.places.size() && i < max_rows; ++i)
+    rows.push_back({{"name", sg.places[i].name},
+                    {"excess_ns", sg.places[i].excess_ns},
+                    {"fraction", sg.places[i].fraction}});
+  return {{"intervals", sg.intervals},
+          {"threshold_ns", sg.threshold_ns},
+          {"mean_ns", sg.mean_ns},
+          {"rest_mean_ns", sg.rest_mean_ns},
+          {"between", sg.between},
+          {"removed", sg.removed},
+          {"places", rows}};
+}
+
 json group_data(const AnalysisResult &res, const GroupResult &g, const HtmlOptions &opt) {
   const auto &l = g.latency;
   return {{"label", g.label},
           {"answer", answer_sentence(g)},
           {"answer_chain", g.answer.chain},
           {"tail", tail_data(g.tail, opt.max_rows)},
+          {"slow_group", slow_group_data(g.slow, opt.max_rows)},
           {"latency",
            {{"count", l.count},
             {"mean_ns", l.mean_ns},

@@ -146,6 +146,9 @@ TEST(SlowGroup, ARareKindOfRequestIsFoundWithWhatRemovingItRemoves) {
   EXPECT_EQ(j["groups"][0]["slow_group"]["intervals"], 20);
   EXPECT_EQ(j["groups"][0]["slow_group"]["removed"].get<double>(), sg.removed);
   EXPECT_EQ(j["groups"][0]["answer"]["slow_group"], true);
+  const std::string page = va::render_html(res);
+  EXPECT_NE(page.find("\"slow_group\":{\"between\":"), std::string::npos)
+      << "the HTML page's data carries the group";
 }
 
 TEST(SlowGroup, ALongTailIsNoGroup) {

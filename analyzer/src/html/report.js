@@ -318,6 +318,17 @@
         format: function () { return ""; }, render: function (td, p) { td.textContent = p.ci ? ns(p.ci[0]) + " \u2013 " + ns(p.ci[1]) : ""; } },
       { title: "of the tail", help: "its excess / the latency's excess", value: function (p) { return p.fraction; }, format: pct },
       { title: "place", name: true, value: function (p) { return p.name; } }], t.places.slice(0, 10)));
+    var sg = g.slow_group;
+    if (sg) {
+      sec.appendChild(el("h2", { text: "The slow group: a few intervals far slower than all the others" }));
+      sec.appendChild(el("div", { class: "meta", text: sg.intervals + " intervals with L \u2265 " + ns(sg.threshold_ns) +
+        ", mean " + ns(sg.mean_ns) + " against " + ns(sg.rest_mean_ns) + " for the others; removing them would remove " +
+        pct(sg.removed) + " of Var(L) (the split alone explains " + pct(sg.between) + "); their extra time by place" }));
+      sec.appendChild(table([
+        { title: "excess", help: "E[T | slow] - E[T]: how much longer the place takes in the slow group", value: function (p) { return p.excess_ns; }, format: ns },
+        { title: "of it", help: "its excess / the group's", value: function (p) { return p.fraction; }, format: pct },
+        { title: "place", name: true, value: function (p) { return p.name; } }], sg.places.slice(0, 10)));
+    }
     sec.appendChild(el("h2", { text: "Factors (terms of the variance trees) and what-if" }));
     sec.appendChild(table([
       { title: "share", value: function (f) { return f.share; }, format: pct },
