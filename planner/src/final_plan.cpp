@@ -38,6 +38,7 @@ FunctionId place_function(const ws::PlaceRow &p) {
 // The call sites a final plan times: of the outside and dispatching calls, those whose
 // place carried the threshold in any run (an outside call's place covers every call of that
 // callee in the function). The others cost records in every interval and explain nothing.
+// Each with the name of the place that carried (the first run's that did).
 std::map<ws::SiteId, std::string> timed_sites(ws::Database &db, const std::vector<ws::RunRow> &runs,
                                               double threshold) {
   std::map<ws::SiteId, std::string> out; // site -> the name of the place that carried
