@@ -378,6 +378,9 @@ def test_loop_names_the_planted_cause(vprof_tools, tmp_path, name):
                   "truth": round(truth["share"], 4), "seconds": round(res["seconds"], 1),
                   "stop": res["stop"]}
         print(f"\naccuracy-loop: {json.dumps(record)}")
+        if os.environ.get("VPROF_ACCURACY_LOG"):
+            with open(os.environ["VPROF_ACCURACY_LOG"], "a") as log:
+                log.write(json.dumps(record) + "\n")
         assert_slow_group(res["report"], program, truth)
         return
     top = res["factors"][0]
