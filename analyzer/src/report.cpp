@@ -63,6 +63,14 @@ std::string via_text(const Place &p) {
   return out;
 }
 
+// A place's rank in the places table (by variance), "-" when it is not there.
+std::string variance_rank(const GroupResult &g, const std::string &key) {
+  for (std::size_t r = 0; r < g.places.size(); ++r)
+    if (g.places[r].key == key)
+      return std::to_string(r + 1);
+  return "-";
+}
+
 // The tail view: the places the slowest intervals spend longer in (at most 5, and those
 // with at least 1 % of the latency's excess), each with its rank by variance.
 void render_tail(std::string &out, const GroupResult &g) {
@@ -87,12 +95,7 @@ void render_tail(std::string &out, const GroupResult &g) {
       break;
     std::string ci =
         p.has_ci ? "[" + human_ns(p.excess_lo_ns) + ", " + human_ns(p.excess_hi_ns) + "]" : "-";
-    std::string rank = "-";
-    for (std::size_t r = 0; r < g.places.size(); ++r)
-      if (g.places[r].key == p.key) {
-        rank = std::to_string(r + 1);
-        break;
-      }
+    const std::string rank = variance_rank(g, p.key);
     std::snprintf(buf, sizeof buf, "%10s %-23s %7s %8s  %s\n", human_ns(p.excess_ns).c_str(),
                   ci.c_str(), pct(p.fraction).c_str(), rank.c_str(), p.name.c_str());
     out += buf;
@@ -119,12 +122,7 @@ void render_slow_group(std::string &out, const GroupResult &g) {
     const TailPlace &p = sg.places[i];
     if (i > 0 && p.fraction < 0.01)
       break;
-    std::string rank = "-";
-    for (std::size_t r = 0; r < g.places.size(); ++r)
-      if (g.places[r].key == p.key) {
-        rank = std::to_string(r + 1);
-        break;
-      }
+    const std::string rank = variance_rank(g, p.key);
     std::snprintf(buf, sizeof buf, "%10s %8s %8s  %s\n", human_ns(p.excess_ns).c_str(),
                   pct(p.fraction).c_str(), rank.c_str(), p.name.c_str());
     out += buf;

@@ -36,8 +36,7 @@ double lower_edge(std::size_t bin) {
 // so the sums of squares keep their digits).
 struct LogHistogram {
   std::vector<double> n, s, q;
-  explicit LogHistogram(double L_max)
-      : n(bin_of(L_max) + 1), s(bin_of(L_max) + 1), q(bin_of(L_max) + 1) {}
+  explicit LogHistogram(double L_max) : n(bin_of(L_max) + 1), s(n.size()), q(n.size()) {}
   void add(double L, double mean) {
     const std::size_t b = std::min(bin_of(L), n.size() - 1);
     const double d = L - mean;

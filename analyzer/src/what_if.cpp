@@ -43,21 +43,6 @@ WhatIf what_if_row(const GroupResult &gr, const std::string &key, double var_aft
   return w;
 }
 
-// Count, mean and sum of squared deviations, merged a block at a time (Chan et al.).
-struct Moments {
-  double n = 0, mean = 0, m2 = 0;
-  void add_block(const VectorXd &x) {
-    const double nb = static_cast<double>(x.size());
-    if (nb == 0)
-      return;
-    const double mb = x.mean(), m2b = (x.array() - mb).square().sum();
-    const double d = mb - mean, total = n + nb;
-    mean += d * nb / total;
-    m2 += m2b + d * d * n * nb / total;
-    n = total;
-  }
-};
-
 // The what-if of the factors order[r0 .. r0 + nb) holding their L' vectors.
 void what_if_held(const GroupTimes &gt, const Terms &terms, const std::vector<std::size_t> &order,
                   int r0, int nb, GroupResult &gr) {
@@ -85,22 +70,22 @@ void what_if_streamed(const GroupTimes &gt, const Terms &terms,
   const std::vector<std::uint64_t> ranks =
       hi == lo ? std::vector<std::uint64_t>{lo} : std::vector<std::uint64_t>{lo, hi};
   std::vector<OrderStatistics> os(static_cast<std::size_t>(nb), OrderStatistics(n, ranks));
-  std::vector<Moments> mom(static_cast<std::size_t>(nb));
+  RefMoments mom(nb); // the factors' L' as its columns (its reference, L, unused)
   std::vector<bool> done(static_cast<std::size_t>(nb), false);
-  VectorXd x;
+  MatrixXd X;
   for (bool first = true;; first = false) {
     for_each_block(gt, [&](Eigen::Index, const MatrixXd &S, const MatrixXd &T) {
-      x.resize(S.rows());
+      X.resize(S.rows(), nb);
       for (int j = 0; j < nb; ++j) {
         const auto k = static_cast<std::size_t>(j);
         if (done[k])
           continue;
-        block_after(gt, terms.cols[order[r0 + j]], S, T, x);
-        if (first)
-          mom[k].add_block(x);
-        for (Eigen::Index i = 0; i < x.size(); ++i)
-          os[k].add(x[i]);
+        block_after(gt, terms.cols[order[r0 + j]], S, T, X.col(j));
+        for (Eigen::Index i = 0; i < X.rows(); ++i)
+          os[k].add(X(i, j));
       }
+      if (first) // every factor is still pending in the first pass
+        mom.add_rows(X, T.col(0));
     });
     bool all = true;
     for (std::size_t k = 0; k < os.size(); ++k)
@@ -112,8 +97,7 @@ void what_if_streamed(const GroupTimes &gt, const Terms &terms,
   for (int j = 0; j < nb; ++j) {
     const auto k = static_cast<std::size_t>(j);
     const double a = os[k].value(0), b = ranks.size() > 1 ? os[k].value(1) : a;
-    gr.whatifs.push_back(what_if_row(gr, gr.factors[r0 + j].key,
-                                     mom[k].n > 0 ? mom[k].m2 / mom[k].n : 0, a + frac * (b - a)));
+    gr.whatifs.push_back(what_if_row(gr, gr.factors[r0 + j].key, mom.var(j), a + frac * (b - a)));
   }
 }
 

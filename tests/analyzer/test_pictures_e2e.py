@@ -34,16 +34,23 @@ def analysed(build_dir, tmp_path_factory):
     subprocess.run(["cmake", "--build", str(build_dir), "--target", "vprof", "vprof-cc",
                     "vprof_rt"], check=True, capture_output=True, text=True)
     vprof = build_dir / "driver" / "vprof"
-    program = next(p for p in programs.load_programs() if p.name == "convoy")
     project = tmp_path_factory.mktemp("html") / "convoy"
-    program.write_project(project, depth=1, k=3, iterations=3)
+    out = loop_program(vprof, "convoy", project, iterations=3)
+    assert "the HTML report with the variance flame graph" in out
+    return vprof, project
+
+
+def loop_program(vprof: pathlib.Path, name: str, project: pathlib.Path, iterations: int) -> str:
+    """`vprof init` (the program's roots) + `vprof loop` on accuracy program `name` in
+    `project` (depth 1, k 3); returns the loop's standard output."""
+    program = next(p for p in programs.load_programs() if p.name == name)
+    program.write_project(project, depth=1, k=3, iterations=iterations)
     roots = [a for r in program.roots for a in ("--root", r)]
     for args in (["init", *roots], ["loop"]):
         r = subprocess.run([str(vprof), "-C", str(project), *args], capture_output=True,
                            text=True, timeout=600)
         assert r.returncode == 0, r.stderr[-3000:]
-    assert "the HTML report with the variance flame graph" in r.stdout
-    return vprof, project
+    return r.stdout
 
 
 def newest_report(project: pathlib.Path) -> dict:
@@ -230,14 +237,8 @@ def test_html_report_shows_the_slow_group(build_dir, browser, tmp_path):
     """The multiget accuracy program (one request in 50 is a 40-key get): its page says the
     slow group in the answer's sentence and shows its table, the group's extra time by place."""
     vprof = build_dir / "driver" / "vprof"
-    program = next(p for p in programs.load_programs() if p.name == "multiget")
     project = tmp_path / "multiget"
-    program.write_project(project, depth=1, k=3, iterations=2)
-    roots = [a for r in program.roots for a in ("--root", r)]
-    for args in (["init", *roots], ["loop"]):
-        r = subprocess.run([str(vprof), "-C", str(project), *args], capture_output=True,
-                           text=True, timeout=600)
-        assert r.returncode == 0, r.stderr[-3000:]
+    loop_program(vprof, "multiget", project, iterations=2)
     page = tmp_path / "multiget.html"
     subprocess.run([str(vprof), "-C", str(project), "report", "--html", str(page)], check=True,
                    capture_output=True)
