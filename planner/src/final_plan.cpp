@@ -6,6 +6,7 @@
 #include <cmath>
 #include <map>
 #include <memory>
+#include <optional>
 
 namespace vprof::planner {
 namespace {
@@ -137,51 +138,128 @@ std::vector<Refusal> untime_hot_chain_calls(ws::Database &db, const std::vector<
   return out;
 }
 
+// One run's answer: its best-ranked place that may answer, its function and the functions
+// above the place's heaviest context in that run (nearest first).
+struct RunAnswer {
+  int iteration = -1;
+  ws::PlaceRow place;
+  FunctionId function = 0;
+  std::vector<FunctionId> above;
+};
+
+std::optional<RunAnswer> run_answer(ws::Database &db, const ws::RunRow &run, const RunView &view,
+                                    double answer_share) {
+  for (const auto &p : ws::places_of(db, run.id)) {
+    // a wait is answered by the work behind it; time outside every probed function names
+    // no code (the upward expansion probes its outer frames)
+    if (p.kind == ws::PlaceKind::Wait || p.kind == ws::PlaceKind::Outside ||
+        p.contribution < answer_share)
+      continue;
+    RunAnswer a;
+    a.iteration = run.iteration;
+    a.place = p;
+    a.function = place_function(p);
+    for (FunctionId f : chain_path(view, p.node))
+      if (f != a.function)
+        a.above.push_back(f);
+    return a;
+  }
+  return std::nullopt;
+}
+
+// What the runs observed above a function: the union of its nodes' chains, and the longest
+// of them (nearest first), so that a final plan that left the functions above an answer
+// unprobed still places it below them.
+struct Above {
+  std::set<FunctionId> all;
+  std::vector<FunctionId> longest;
+};
+Above observed_above(const std::vector<RunView> &views, FunctionId f) {
+  Above out;
+  if (!f)
+    return out;
+  for (const auto &view : views)
+    for (std::size_t n = 0; n < view.tree.size(); ++n) {
+      if (view.tree[n].function != f)
+        continue;
+      auto path = chain_path(view, static_cast<int>(n));
+      path.erase(std::remove(path.begin(), path.end(), f), path.end());
+      out.all.insert(path.begin(), path.end());
+      if (path.size() > out.longest.size())
+        out.longest = std::move(path);
+    }
+  return out;
+}
+
+// Whether a function is the program's own, with a body a probe can time.
+bool probeable(ws::Database &db, FunctionId f) {
+  auto row = ws::function_row(db, f);
+  return row && row->defined && row->body;
+}
+
 } // namespace
 
 // The answer of the analysed iterations, one rule for all of them: each run's answer is its
 // best-ranked place (not a wait, not the time outside probed functions) carrying
 // `answer_share`; of two such answers, one whose observed chain runs through the other's
 // function lies below it and is the deeper (a later iteration split the other's time into
-// its callees); on separate branches the larger contribution. Static call-graph heights are
-// not used: recursion through error paths, logging and callbacks gives most of a real
-// program one height (docs/planner.md, "The final plan").
+// its callees); on separate branches the larger contribution. A function's chain is what any
+// run observed above it: a final plan that left the functions above the answer unprobed still
+// places it below them. Static call-graph heights are not used: recursion through error paths,
+// logging and callbacks gives most of a real program one height (docs/planner.md, "The final
+// plan").
 Answer deepest_answer(ws::Database &db, int iteration, double answer_share) {
-  Answer best;
-  FunctionId best_function = 0;
-  std::set<FunctionId> best_chain; // every function from the root down to it
+  std::vector<RunAnswer> answers;
+  std::vector<RunView> views;
   for (const auto &run : ws::latest_runs_upto(db, iteration)) {
-    for (const auto &p : ws::places_of(db, run.id)) {
-      // a wait is answered by the work behind it; time outside every probed function names
-      // no code (the upward expansion probes its outer frames)
-      if (p.kind == ws::PlaceKind::Wait || p.kind == ws::PlaceKind::Outside ||
-          p.contribution < answer_share)
-        continue;
-      auto chain = chain_functions(run_view(db, run), {p.node});
-      const FunctionId f = place_function(p);
-      if (f)
-        chain.insert(f);
-      const bool below = best_function && chain.count(best_function) && f != best_function;
-      const bool above = f && best_chain.count(f) && f != best_function;
-      const bool deeper =
-          best.iteration < 0 || below || (!above && p.contribution > best.contribution);
-      if (deeper) {
-        best_function = f;
-        best_chain = chain;
-        best.iteration = run.iteration;
-        best.key = p.key;
-        best.name = p.name;
-        best.contribution = p.contribution;
-        best.chain.clear();
-        for (auto c : chain)
-          if (auto row = ws::function_row(db, c); row && row->defined && row->body)
-            best.chain.push_back(c);
-      }
-      break;
+    RunView view = run_view(db, run);
+    if (auto a = run_answer(db, run, view, answer_share)) {
+      answers.push_back(std::move(*a));
+      views.push_back(std::move(view));
     }
   }
-  std::sort(best.chain.begin(), best.chain.end());
-  best.chain.erase(std::unique(best.chain.begin(), best.chain.end()), best.chain.end());
+  std::map<FunctionId, Above> above_of;
+  for (const auto &a : answers)
+    if (!above_of.count(a.function))
+      above_of[a.function] = observed_above(views, a.function);
+  Answer best;
+  std::set<FunctionId> best_chain; // every function from the root down to it
+  for (const auto &a : answers) {
+    const FunctionId f = a.function;
+    std::set<FunctionId> chain = above_of[f].all;
+    if (f)
+      chain.insert(f);
+    const bool below = best.function && chain.count(best.function) && f != best.function;
+    const bool above = f && best_chain.count(f) && f != best.function;
+    const bool deeper =
+        best.iteration < 0 || below || (!above && a.place.contribution > best.contribution);
+    if (!deeper)
+      continue;
+    best_chain = std::move(chain);
+    best.iteration = a.iteration;
+    best.key = a.place.key;
+    best.name = a.place.name;
+    best.contribution = a.place.contribution;
+    best.function = f;
+  }
+  if (best.iteration < 0)
+    return best;
+  for (auto c : best_chain)
+    if (probeable(db, c))
+      best.chain.push_back(c); // a std::set's order: sorted, unique
+  // the path above the heaviest context of the answering runs, the longest of them; a
+  // function only a flattened final run answered takes the longest any run observed
+  std::vector<FunctionId> path;
+  for (const auto &a : answers)
+    if (a.function == best.function && a.above.size() > path.size())
+      path = a.above;
+  if (path.empty())
+    path = above_of[best.function].longest;
+  for (auto c : path)
+    if (probeable(db, c))
+      best.above.push_back(c);
+  if (!probeable(db, best.function))
+    best.function = 0;
   return best;
 }
 
@@ -201,7 +279,10 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
   fr.untimed_calls = untime_hot_chain_calls(db, fr.answer.chain, named, fr.budget_records, prices);
   const std::set<ws::SiteId> &timed = prices.timed();
 
-  // What must stay: the annotated functions and the answer's chain.
+  // What must stay: the answer's function, whatever it costs. Then, within the final budget,
+  // the functions above it (the nearest first, up to the first that does not fit: the chain
+  // kept is contiguous) and the annotated functions: a final plan measures the answer, and
+  // on an event loop every probe of a root or a dispatcher is paid by every command.
   std::map<FunctionId, ws::PlanRow> rows;
   auto keep = [&](FunctionId f, ws::PlanReason reason, const std::string &factor) {
     if (rows.count(f))
@@ -215,13 +296,52 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
     fr.predicted_records += prices.final_records(f);
     return true;
   };
+  auto fits = [&](FunctionId f) {
+    return rows.count(f) || fr.predicted_records + prices.final_records(f) <= fr.budget_records;
+  };
+  auto left_out = [&](FunctionId f) {
+    Refusal r;
+    r.function = f;
+    auto row = ws::function_row(db, f);
+    r.name = row ? row->name : std::to_string(f);
+    r.records = prices.final_records(f);
+    r.why = "its probes would pass the final budget";
+    fr.left_out.push_back(std::move(r));
+  };
   std::map<FunctionId, ws::PlanRow> current;
   for (const auto &r : ws::read_plan(db, iteration))
     current[r.function] = r;
-  for (auto f : ws::annotated_functions(db))
-    keep(f, current.count(f) ? current[f].reason : ws::PlanReason::Root, "");
-  for (auto f : fr.answer.chain)
-    keep(f, current.count(f) ? current[f].reason : ws::PlanReason::Answer, fr.answer.key);
+  auto reason_of = [&](FunctionId f, ws::PlanReason otherwise) {
+    return current.count(f) ? current[f].reason : otherwise;
+  };
+  if (fr.answer.function) {
+    keep(fr.answer.function, reason_of(fr.answer.function, ws::PlanReason::Answer), fr.answer.key);
+    fr.chain_kept = 1;
+    bool contiguous = true;
+    for (auto f : fr.answer.above) {
+      contiguous = contiguous && fits(f);
+      if (!contiguous) {
+        left_out(f);
+        continue;
+      }
+      keep(f, reason_of(f, ws::PlanReason::Answer), fr.answer.key);
+      ++fr.chain_kept;
+    }
+  }
+  auto is_left_out = [&](FunctionId f) {
+    return std::any_of(fr.left_out.begin(), fr.left_out.end(),
+                       [f](const Refusal &r) { return r.function == f; });
+  };
+  for (auto f : ws::annotated_functions(db)) {
+    if (is_left_out(f))
+      continue; // above a gap in the chain
+    if (fits(f))
+      keep(f, reason_of(f, ws::PlanReason::Root), "");
+    else
+      left_out(f);
+  }
+  // the hot calls of a chain function the plan left out are nobody's concern
+  std::erase_if(fr.untimed_calls, [&](const Refusal &r) { return !rows.count(r.function); });
 
   // Then what carried variance in any iteration, largest first, while the budget allows.
   // A run where one outlier dominates Var(L) must not drop what the others showed.
@@ -261,6 +381,8 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
       continue;
     }
     keep(f, current[f].reason, current[f].factor);
+    // its own variance keeps it, gap or not
+    std::erase_if(fr.left_out, [f](const Refusal &r) { return r.function == f; });
   }
 
   for (const auto &[f, r] : current)

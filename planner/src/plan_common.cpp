@@ -44,18 +44,25 @@ double budget_records(ws::Database &db, int iteration, const Budget &budget, dou
   return share * least / std::max(budget.record_ns, 1e-3);
 }
 
+std::vector<FunctionId> chain_path(const RunView &view, int node) {
+  std::vector<FunctionId> out;
+  // a path is at most as long as the tree: the bound keeps a corrupt parent cycle finite
+  for (std::size_t steps = 0;
+       node >= 0 && node < static_cast<int>(view.tree.size()) && steps <= view.tree.size();
+       ++steps) {
+    const auto &row = view.tree[static_cast<std::size_t>(node)];
+    if (row.function && std::find(out.begin(), out.end(), row.function) == out.end())
+      out.push_back(row.function);
+    node = row.parent;
+  }
+  return out;
+}
+
 std::set<FunctionId> chain_functions(const RunView &view, const std::set<int> &nodes) {
   std::set<FunctionId> out;
-  for (int n : nodes) {
-    // a path is at most as long as the tree: the bound keeps a corrupt parent cycle finite
-    for (std::size_t steps = 0;
-         n >= 0 && n < static_cast<int>(view.tree.size()) && steps <= view.tree.size(); ++steps) {
-      const auto &row = view.tree[static_cast<std::size_t>(n)];
-      if (row.function)
-        out.insert(row.function);
-      n = row.parent;
-    }
-  }
+  for (int n : nodes)
+    for (FunctionId f : chain_path(view, n))
+      out.insert(f);
   return out;
 }
 

@@ -37,6 +37,8 @@ double budget_records(ws::Database &db, int iteration, const Budget &budget, dou
 // The functions of the nodes and of all their ancestors (the waker's frames above a node
 // below a wait included).
 std::set<FunctionId> chain_functions(const RunView &view, const std::set<int> &nodes);
+// The functions of a node and of its ancestors in order, the node's own first, each once.
+std::vector<FunctionId> chain_path(const RunView &view, int node);
 
 // The largest |contribution| or |share| of a place held by each function among a run's
 // places: its own place, the outside calls it makes and the waits in it.

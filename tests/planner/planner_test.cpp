@@ -401,6 +401,61 @@ TEST(FinalPlan, KeepsTheAnswersChainAndDropsWhatTheBudgetCannotPay) {
   EXPECT_TRUE(all.dropped_for_cost.empty());
 }
 
+// An event loop's final plan: the answer (cheap) stays whatever it costs, but the functions
+// above it are paid by every command. work runs 30 times an interval (60 records against a
+// final budget of 50, 2 % of 100 µs): left out, and serve above it with it (the chain kept
+// is contiguous), although serve is annotated — the interval marks need no probe.
+TEST(FinalPlan, TheFunctionsAboveTheAnswerStayWithinTheFinalBudget) {
+  Workspace w("final-above");
+  w.db->exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth'),"
+             "(1,3,'expand'),(1,4,'expand')");
+  w.run(1, 1e5, {{1, 100}, {2, 100}, {3, 3000}, {4, 100000}, {5, 100}, {6, 100000}, {7, 100}});
+  pl::FinalOptions o;
+  o.threshold = 0.01;
+  auto fr = pl::final_plan(*w.db, 1, o);
+  ASSERT_TRUE(fr.written);
+  EXPECT_DOUBLE_EQ(fr.budget_records, 50.0);
+  EXPECT_EQ(fr.answer.key, "f:4");
+  EXPECT_EQ(fr.answer.function, 4);
+  EXPECT_EQ(fr.answer.above, (std::vector<std::int64_t>{2, 1})) << "the nearest first";
+  EXPECT_EQ(plan_of(*w.db, 2), (std::vector<std::int64_t>{4}));
+  EXPECT_EQ(fr.chain_kept, 1u);
+  ASSERT_EQ(fr.left_out.size(), 2u);
+  EXPECT_EQ(fr.left_out[0].name, "work");
+  EXPECT_DOUBLE_EQ(fr.left_out[0].records, 60.0);
+  EXPECT_EQ(fr.left_out[1].name, "serve") << "above work: not kept past the gap";
+  ASSERT_EQ(fr.dropped_for_cost.size(), 1u);
+  EXPECT_EQ(fr.dropped_for_cost[0].function, 3);
+  EXPECT_DOUBLE_EQ(fr.predicted_records, 2.0);
+}
+
+// The final run of that plan saw cheap straight below the interval (its callers unprobed)
+// and work no more: cheap stays the answer, below work (0.7 in iteration 1), because what the
+// earlier runs observed above it still counts; its path comes from them.
+TEST(FinalPlan, AFinalRunWithoutTheCallersKeepsTheAnswerBelowThem) {
+  Workspace w("final-flat");
+  w.db->exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth'),"
+             "(2,4,'expand')");
+  ws::RunId first = w.run(1, 1e6, kCounts, 0, 0.05, 0.05);
+  w.db->prepare("INSERT INTO places(run, label, rank, key, name, function, contexts, mean_ns, "
+                "var_ns2, share, contribution, specificity, score, waker, via, place_kind, "
+                "node) VALUES (?, '', 0, 'f:2', 'work', 2, 1, 0, 0, 0.7, 0.7, 1, 0, 0, '', "
+                "'function', 2)")
+      .bind(1, first)
+      .run();
+  ws::RunId flat = w.run(2, 1e6, kCounts, 0, 0.05, 0.3);
+  w.db->prepare("DELETE FROM tree_nodes WHERE run = ? AND node IN (1, 2, 3, 4)")
+      .bind(1, flat)
+      .run();
+  w.db->prepare("UPDATE tree_nodes SET parent = 0 WHERE run = ? AND node = 5").bind(1, flat).run();
+  w.db->prepare("DELETE FROM places WHERE run = ? AND key = 'f:3'").bind(1, flat).run();
+  auto a = pl::deepest_answer(*w.db, 2, 0.10);
+  EXPECT_EQ(a.iteration, 2);
+  EXPECT_EQ(a.key, "f:4") << "cheap lies below work although work contributed more";
+  EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 4}));
+  EXPECT_EQ(a.above, (std::vector<std::int64_t>{2, 1}));
+}
+
 // work (function 2, on the answer's chain) calls fsync at two sites and memcpy at one, each
 // `calls` times over the 100 intervals; the fsync place carried 30 % of Var(L), memcpy's 0.1 %.
 // The final plan's result and the lines of the call sites it times.

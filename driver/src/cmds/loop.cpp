@@ -62,15 +62,30 @@ std::string untimed_calls_text(const planner::FinalResult &fr) {
   return text;
 }
 
+// The functions above the answer and the annotated functions the final budget left out, for
+// the final plan's line ("": none).
+std::string left_out_text(const planner::FinalResult &fr) {
+  if (fr.left_out.empty())
+    return "";
+  std::string text = "; left out for the final budget of " + one_decimal(fr.budget_records) +
+                     " records per interval (the interval marks need no probe):";
+  for (std::size_t i = 0; i < fr.left_out.size(); ++i)
+    text +=
+        (i ? ", " : " ") + fr.left_out[i].name + " (" + one_decimal(fr.left_out[i].records) + ")";
+  return text;
+}
+
 // What the final plan keeps and why, in one progress line.
 std::string final_line(const planner::FinalResult &fr, const std::string &why, double prune) {
   std::string line = why + "; final plan " + std::to_string(fr.next_iteration) + " keeps " +
                      std::to_string(fr.kept) + " function(s), drops " + std::to_string(fr.dropped) +
                      " whose places stay below " + pct(prune) + " of Var(L)";
   if (fr.answer.iteration >= 0)
-    line += "; the answer's chain (" + fr.answer.name + ", " + pct(fr.answer.contribution) +
-            " in iteration " + std::to_string(fr.answer.iteration) +
-            ") is kept: " + std::to_string(fr.answer.chain.size()) + " function(s)";
+    line += "; the answer (" + fr.answer.name + ", " + pct(fr.answer.contribution) +
+            " in iteration " + std::to_string(fr.answer.iteration) + ") is kept with " +
+            std::to_string(fr.chain_kept > 0 ? fr.chain_kept - 1 : 0) + " of the " +
+            std::to_string(fr.answer.above.size()) + " function(s) above it";
+  line += left_out_text(fr);
   line += untimed_calls_text(fr);
   if (!fr.dropped_for_cost.empty())
     line +=
@@ -150,12 +165,12 @@ void setup_loop(CLI::App &sub, Context &ctx) {
              "top-k factors are stable, every top factor is a leaf, the probe budget admits\n"
              "nothing more, or the iteration budget is spent; every plan stays within --budget\n"
              "(probe cost per interval / mean latency). Then the final plan keeps the answer's\n"
-             "chain (the deepest place any iteration found) and, within --final-budget, the\n"
-             "functions whose places reach --prune of Var(L); one more run measures it (not\n"
-             "counted in the iteration budget). Prints one progress line per step, then for all "
-             "intervals the\n"
-             "places (where the variance comes from), the waits and the top factors, one line\n"
-             "per interval type, and the path of the whole report. Resumes from the\n"
+             "function (the deepest place any iteration found) and, within --final-budget, the\n"
+             "functions above it, the annotated ones and the functions whose places reach\n"
+             "--prune of Var(L); one more run measures it (not counted in the iteration\n"
+             "budget). Prints one progress line per step, then for all intervals the places\n"
+             "(where the variance comes from), the waits and the top factors, one line per\n"
+             "interval type, and the path of the whole report. Resumes from the\n"
              "workspace: an iteration already analysed is not run again; after a final\n"
              "plan, --continue explores below an answer whose callees were never planned.");
 }

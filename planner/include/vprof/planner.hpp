@@ -235,6 +235,10 @@ struct Answer {
   std::string key, name;
   double contribution = 0;
   std::vector<FunctionId> chain; // the functions from the root down to it, waker's included
+  FunctionId function = 0;       // the place's own function (its holder's for a call or wait)
+  // The program functions above it as observed, the nearest first (chain less `function`);
+  // of every run that held the place's function, the longest such path.
+  std::vector<FunctionId> above;
 };
 
 struct FinalResult {
@@ -248,15 +252,21 @@ struct FinalResult {
   // that alone cost more than the final budget (`function`: the caller; `name`: the call's
   // place; their time stays in the caller's own)
   std::vector<Refusal> untimed_calls;
+  // The functions above the answer (the nearest first) and the annotated functions that the
+  // final budget left out; the chain kept holds the answer's function and those above it up
+  // to the first left out
+  std::vector<Refusal> left_out;
+  std::size_t chain_kept = 0;
   double budget_records = 0, predicted_records = 0;
 };
-// Writes the final plan `iteration + 1` (final = 1): the annotated functions; the chain of
-// the answer — the deepest of the iterations' answers (each run's best-ranked place whose
-// contribution reaches answer_share) — with the place's own function, whatever it costs,
-// except its calls whose probes alone would cost more than the final budget (a call in a hot
-// loop: timed, it would lengthen what it measures; untimed, its caller holds it); then the
-// functions of the places and waits whose contribution or share reached the threshold in any
-// iteration, largest first, while the predicted cost stays within the final budget. Writes nothing
+// Writes the final plan `iteration + 1` (final = 1): the function of the answer — the deepest
+// of the iterations' answers (each run's best-ranked place whose contribution reaches
+// answer_share) — whatever it costs, except its calls whose probes alone would cost more than
+// the final budget (a call in a hot loop: timed, it would lengthen what it measures; untimed,
+// its caller holds it); then, while the predicted cost stays within the final budget, the
+// functions above it on its chain, the nearest first, and the annotated functions (the
+// interval marks need no probe); then the functions of the places and waits whose
+// contribution or share reached the threshold in any iteration, largest first. Writes nothing
 // when the plan would not change. Throws PlanError when the iteration has no stored run.
 FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt);
 
