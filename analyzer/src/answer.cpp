@@ -92,6 +92,14 @@ void note_wakeup_delay(const GroupResult &gr, Answer &a) {
 // places.
 constexpr double kSlowGroupOverAnswer = 1.5;
 
+// Whether the answer leaves the slow group unsaid: a place that names code and carries most
+// of what removing the group would remove. Time outside every probed function names no code,
+// so beside it the group is always said (memcached's final plan of session 18: 84.6 % outside
+// the one probed function, a group of 202 multi-gets removing 95 %).
+bool answer_holds_slow_group(const SlowGroup &sg, const Answer &a) {
+  return a.kind != Place::Kind::Outside && sg.removed < kSlowGroupOverAnswer * a.contribution;
+}
+
 // The sentence's part for the slow group ("" when not said).
 std::string slow_group_note(const GroupResult &gr, const Answer &a) {
   const SlowGroup &sg = gr.slow;
@@ -157,7 +165,7 @@ Answer answer_of(const AnalysisResult &res, const GroupResult &gr) {
   if (a.waker == a.name) // the place is the waker's outermost frame itself
     a.waker.clear();
   note_wakeup_delay(gr, a);
-  a.slow_group = gr.slow.found && gr.slow.removed >= kSlowGroupOverAnswer * a.contribution;
+  a.slow_group = gr.slow.found && !answer_holds_slow_group(gr.slow, a);
   a.sentence = sentence_of(a) + wakeup_delay_note(a) + slow_group_note(gr, a);
   return a;
 }

@@ -36,7 +36,8 @@ struct OneThread {
   TraceBuilder b{1};
   std::uint64_t now = 0, id = 1;
   std::vector<double> L;
-  void interval(const std::vector<std::pair<int, int>> &calls) {
+  // `outside`: ticks of the interval's own time after its calls, in no probed function
+  void interval(const std::vector<std::pair<int, int>> &calls, int outside = 0) {
     auto &t = b.thread(1);
     const std::uint64_t begin = now;
     t.emit(VPROF_REC_INTERVAL_BEGIN, id, now);
@@ -46,6 +47,7 @@ struct OneThread {
           .exit(static_cast<std::uint32_t>(site), now + static_cast<std::uint64_t>(ticks), 1);
       now += static_cast<std::uint64_t>(ticks);
     }
+    now += static_cast<std::uint64_t>(outside);
     t.emit(VPROF_REC_INTERVAL_END, id++, now);
     L.push_back(static_cast<double>(now - begin));
     now += 5;
@@ -192,4 +194,26 @@ TEST(SlowGroup, AStallInOnePlaceIsAGroupTheAnswerAlreadyCarries) {
   EXPECT_EQ(g.answer.name, "site 2");
   EXPECT_FALSE(g.answer.slow_group) << "the answer carries the group: nothing to add";
   EXPECT_EQ(g.answer.sentence.find("slow group"), std::string::npos) << g.answer.sentence;
+}
+
+TEST(SlowGroup, BesideTimeOutsideProbedFunctionsTheGroupIsAlwaysSaid) {
+  // every 100th interval spends 20,000 ticks in no probed function: the answer is that time
+  // (it carries nearly all the group removes), and it names no code, so the group is said
+  OneThread o;
+  std::mt19937_64 rng(9);
+  std::uniform_int_distribution<int> u(100, 500);
+  for (int i = 0; i < 3000; ++i)
+    o.interval({{1, u(rng)}}, i % 100 == 42 ? 20000 : 0);
+  auto dir = fresh_dir("outside");
+  o.b.write(dir);
+  auto res = va::analyze(dir, nullptr, {});
+  const auto &g = res.groups.front();
+  ASSERT_TRUE(g.slow.found);
+  EXPECT_EQ(g.slow.intervals, 30u);
+  ASSERT_EQ(g.answer.kind, va::Place::Kind::Outside) << g.answer.name;
+  EXPECT_GT(g.answer.contribution, g.slow.removed / 1.5) << "within the ratio: said anyway";
+  EXPECT_TRUE(g.answer.slow_group);
+  EXPECT_NE(g.answer.sentence.find("Beside it, a slow group: 30 of 3000 intervals"),
+            std::string::npos)
+      << g.answer.sentence;
 }
