@@ -22,6 +22,9 @@ inline constexpr std::uint64_t kLabelWaitBase = 1ull << 32;
 inline constexpr std::uint64_t kLabelWakerBase = 2ull << 32;
 inline constexpr std::uint64_t kLabelUntracked = 3ull << 32;
 inline constexpr std::uint32_t kNoParent = 0xffffffffu;
+// The node of the runtime's own frame (site VPROF_SITE_PROFILER: a window's flush or a
+// stream's opening inside the program's time), named so in every output.
+inline constexpr const char *kProfilerName = "(profiler)";
 
 enum WaitKind : std::uint8_t {
   kMutex,

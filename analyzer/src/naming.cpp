@@ -50,7 +50,10 @@ void name_nodes(const EngineOutput &eo, const DbFacts &facts, AnalysisResult &re
       n.site = static_cast<std::int64_t>(d.label);
       n.path = prefix + "/s" + std::to_string(n.site);
       auto it = facts.sites.find(n.site);
-      if (it != facts.sites.end() && !it->second.kind.empty()) {
+      if (n.site == VPROF_SITE_PROFILER) {
+        n.name = kProfilerName; // the runtime making room in its stream: no program code
+        n.height = 0;
+      } else if (it != facts.sites.end() && !it->second.kind.empty()) {
         n.name = it->second.name;
         n.function = it->second.function;
         n.height = it->second.height;

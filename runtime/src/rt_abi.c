@@ -62,14 +62,17 @@ static uint32_t label_id(vprof_label *label) {
 static void begin_common(uint64_t id, vprof_label *label) {
   uint64_t t = vprof_clock_();
   uint32_t lid;
+  /* the LABEL follows its BEGIN at the same time: a flush's profiler frame comes after both */
+  vprof_rt_hold_profiler_frame_(1);
   vprof_rt_emit_at_(VPROF_REC_INTERVAL_BEGIN, id, t);
-  if (vprof_rt_state_() != VPROF_RT_ON)
-    return;
-  lid = label ? label_id(label) : 0;
-  if (lid != vprof_rt_thread_.label) {
-    vprof_rt_emit_at_(VPROF_REC_LABEL, lid, t);
-    vprof_rt_thread_.label = lid;
+  if (vprof_rt_state_() == VPROF_RT_ON) {
+    lid = label ? label_id(label) : 0;
+    if (lid != vprof_rt_thread_.label) {
+      vprof_rt_emit_at_(VPROF_REC_LABEL, lid, t);
+      vprof_rt_thread_.label = lid;
+    }
   }
+  vprof_rt_hold_profiler_frame_(0);
 }
 
 uint64_t vprof_interval_begin(vprof_label *label) {
@@ -108,7 +111,10 @@ void vprof_wake(const void *obj) { vprof_emit_(VPROF_REC_WAKE, (uint64_t)(uintpt
 /* ---------------------------------------------------------------- testing hooks */
 
 void vprof_rt_emit_at(unsigned kind, uint64_t arg, uint64_t ticks) {
+  /* the stall's real clock would not fit an injected timeline: no profiler frame */
+  vprof_rt_thread_.exact = 1;
   vprof_rt_emit_at_(kind, arg, ticks);
+  vprof_rt_thread_.exact = 0;
 }
 
 int vprof_rt_close_thread_stream(char *path, size_t n) {

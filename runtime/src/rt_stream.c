@@ -241,9 +241,29 @@ void vprof_rt_stream_close_(rt_thread *t, unsigned char next_state) {
   }
 }
 
+/* The stall of making room, [from, to), as a frame of the runtime's own (VPROF_SITE_PROFILER)
+ * at the depth of the runtime's frame, deeper than every frame of the program's. */
+static void profiler_frame(uint64_t from, uint64_t to) {
+  uint64_t depth = (uint32_t)(0u - (uintptr_t)__builtin_frame_address(0));
+  uint64_t arg = (uint64_t)VPROF_SITE_PROFILER | (depth << 32);
+  vprof_rt_emit_at_(VPROF_REC_ENTER, arg, from);
+  vprof_rt_emit_at_(VPROF_REC_EXIT, arg, to);
+}
+
+void vprof_rt_hold_profiler_frame_(int hold) {
+  rt_thread *t = &vprof_rt_thread_;
+  t->hold = (unsigned char)(hold != 0);
+  if (hold || !t->held_to)
+    return;
+  if (t->state == TS_OPEN && !t->exact)
+    profiler_frame(t->held_from, t->held_to);
+  t->held_to = 0;
+}
+
 void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks) {
   rt_thread *t = &vprof_rt_thread_;
   int saved, flushed = 0;
+  uint64_t from, to;
   if (t->busy)
     return;
   if (t->state == TS_DROPPING || t->state == TS_CLOSED) {
@@ -254,6 +274,7 @@ void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks) {
     return;
   saved = errno;
   t->busy = 1;
+  from = vprof_clock_();
   if (t->state == TS_NONE) {
     if (vprof_rt_init_() == VPROF_RT_ON)
       stream_open(t);
@@ -261,11 +282,19 @@ void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks) {
     stream_flush(t);
     flushed = 1;
   }
+  to = vprof_clock_();
   t->busy = 0;
   errno = saved;
   if (t->state == TS_OPEN && vprof_window_.cur != vprof_window_.end) {
+    /* the pending record first: its time is earlier; the window has room for all three */
     vprof_rt_emit_at_(kind, arg, ticks);
-    if (flushed) /* after the pending record: its time is earlier */
+    from = from > ticks ? from : ticks;
+    if (t->hold) {
+      t->held_from = from;
+      t->held_to = to;
+    } else if (!t->exact)
+      profiler_frame(from, to);
+    if (flushed)
       vprof_rt_clock_record_if_due_();
   } else if (t->state == TS_DROPPING)
     __atomic_fetch_add(&t->hdr->dropped, 1, __ATOMIC_RELAXED);

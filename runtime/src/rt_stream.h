@@ -27,9 +27,12 @@ typedef struct rt_thread {
   uint64_t max_records;     /* 0 = unlimited */
   uint32_t seq;
   unsigned char state;
-  unsigned char busy; /* inside the slow path: nested records are ignored */
-  uint32_t label;     /* the label of this stream's last LABEL record (0: none) */
-  uint64_t next_id;   /* the thread's block of interval numbers: next_id .. id_end - 1 */
+  unsigned char busy;          /* inside the slow path: nested records are ignored */
+  unsigned char exact;         /* an injected timeline (rt_testing.h): no profiler frame */
+  unsigned char hold;          /* a record pair that must stay together: the frame waits for it */
+  uint64_t held_from, held_to; /* a profiler frame held back (held_to 0: none) */
+  uint32_t label;              /* the label of this stream's last LABEL record (0: none) */
+  uint64_t next_id;            /* the thread's block of interval numbers: next_id .. id_end - 1 */
   uint64_t id_end;
 } rt_thread;
 
@@ -56,6 +59,10 @@ void vprof_rt_stream_path_(char *buf, size_t n, const rt_thread *t) VPROF_RT_HID
 /* Marks the stream closed (its end clock sample written) and releases its window; the
  * header page stays mapped. The thread goes to `next_state`. Nothing if not open. */
 void vprof_rt_stream_close_(rt_thread *t, unsigned char next_state) VPROF_RT_HIDDEN_;
+
+/* Holds back the profiler frame of a record written from now on (a BEGIN and its LABEL
+ * stay together), or, with 0, writes the frame held since. */
+void vprof_rt_hold_profiler_frame_(int hold) VPROF_RT_HIDDEN_;
 
 /* In a fork child: forgets the parent's streams without writing into their mappings and
  * numbers the child's streams from 0, its first one flagged as a fork child's. */

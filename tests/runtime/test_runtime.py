@@ -112,6 +112,34 @@ def test_full_windows_are_appended_without_losing_records(tc, tmp_path):
     assert s.path.stat().st_size == s.data_offset + 16 * s.committed
 
 
+def test_making_room_is_charged_to_the_profilers_own_frame(tc, tmp_path):
+    # every flush of a full window (and the stream's opening) is followed by a frame of the
+    # runtime's own site spanning the stall, after the record that waited for the room, so
+    # that the analyzer charges it to "(profiler)" and not to the function it interrupted
+    exe = tc.compile("emit")
+    n = 20000  # through a 16 KiB window (1,024 records): about 20 flushes
+    tc.run(exe, ["plain", n], trace=tmp_path, env={"VPROF_WINDOW_KB": "16"})
+    (s,) = vpt.read_dir(tmp_path)
+    assert s.count == n + 3 and list(s.args[:n]) == list(range(n))
+    flushes = s.committed // s.window_records
+    assert flushes >= 19 and len(s.profiler) == flushes + 1, (flushes, len(s.profiler))
+    ticks = [t for _, t, _ in s.records()]  # the program's records, in order
+    assert all(0 < to - frm < s.hz for frm, to, _, _ in s.profiler)  # a stall, under a second
+    depths = {d for _, _, d, _ in s.profiler}
+    assert len(depths) == 1, depths  # one runtime frame, whatever the program's depth
+    # each stall lies right after the record that waited for room, before the next one
+    for frm, to, _, after in s.profiler:
+        assert ticks[after - 1] <= frm and (after == len(ticks) or to <= ticks[after]), after
+    assert s.profiler[0][3] == 1  # the stream's opening, after the first record
+    # a BEGIN that waits for room keeps its LABEL right behind it: the frame follows both
+    m = 1022  # the first 16 KiB window holds ENTER 0, the opening's frame and 1,021 more
+    trace = tmp_path / "begin"
+    tc.run(exe, ["plain", m], trace=trace, env={"VPROF_WINDOW_KB": "16"})
+    (b,) = vpt.read_dir(trace)
+    assert kinds(b)[m:] == ["INTERVAL_BEGIN", "LABEL", "INTERVAL_END"]
+    assert [after for _, _, _, after in b.profiler] == [1, m + 2]
+
+
 @pytest.mark.parametrize("killed", [1, 0])
 def test_tsc_frequency_agrees_with_clock_monotonic(tc, tmp_path, killed):
     # killed: the start-up calibration stays in the header; else the exit refinement.

@@ -16,6 +16,7 @@ REC = {"ENTER": 1, "EXIT": 2, "INTERVAL_BEGIN": 16, "INTERVAL_END": 17, "ATTACH"
        "HANDOFF_SEND": 64, "HANDOFF_RECV": 65, "WAIT_BEGIN": 66, "WAIT_END": 67, "WAKE": 68}
 NAME = {v: k for k, v in REC.items()}
 CLOSED, FORK_CHILD = 1, 2
+PROFILER_SITE = 0xFFFFFFFF  # VPROF_SITE_PROFILER: the runtime's own frame
 
 
 class Stream:
@@ -44,8 +45,28 @@ class Stream:
         except ValueError:
             used = len(heads)
         words.extend(window[:2 * used])
-        self.heads, self.args = words[0::2], words[1::2]
+        self.heads, self.args = self._without_profiler_frames(words[0::2], words[1::2])
         self.count = len(self.heads)
+
+    def _without_profiler_frames(self, heads, args):
+        """The program's records; the runtime's own frames (site PROFILER: the thread making
+        room in its stream) go to self.profiler as (from_ticks, to_ticks, depth, after): after
+        = how many of the program's records precede the frame."""
+        self.profiler = []
+        keep_heads, keep_args = array.array("Q"), array.array("Q")
+        pending = None
+        for h, a in zip(heads, args):
+            kind = h >> KIND_SHIFT
+            if kind in (REC["ENTER"], REC["EXIT"]) and a & 0xFFFFFFFF == PROFILER_SITE:
+                if kind == REC["ENTER"]:
+                    pending = h & TICKS_MASK
+                else:
+                    self.profiler.append((pending, h & TICKS_MASK, a >> 32, len(keep_heads)))
+                    pending = None
+                continue
+            keep_heads.append(h)
+            keep_args.append(a)
+        return keep_heads, keep_args
 
     def records(self):
         """[(kind, ticks, arg)] of the finished records."""

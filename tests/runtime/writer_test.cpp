@@ -212,6 +212,14 @@ TEST_F(Writer, AnnotationAbiRecordsAndLabels) {
   EXPECT_EQ(id >> 40, (uint64_t)getpid());
   EXPECT_NE(id, id2);
   ASSERT_NE(label.id, 0u);
+  // the first BEGIN opened the stream: the opening's profiler frame follows its LABEL, which
+  // stays right after its BEGIN (docs/trace-format.md, "The profiler's frame")
+  ASSERT_GE(s.recs.size(), 4u);
+  EXPECT_EQ(s.recs[2].kind, VPROF_REC_ENTER);
+  EXPECT_EQ(s.recs[2].arg & 0xffffffffu, VPROF_SITE_PROFILER);
+  EXPECT_EQ(s.recs[3].kind, VPROF_REC_EXIT);
+  EXPECT_LE(s.recs[1].ticks, s.recs[2].ticks);
+  s.recs.erase(s.recs.begin() + 2, s.recs.begin() + 4);
   std::vector<unsigned> kinds;
   for (const Rec &r : s.recs)
     kinds.push_back(r.kind);
@@ -352,7 +360,19 @@ TEST_F(Writer, ProbeHotPathWritesDepthAndSite) {
     VPROF_PROBE_SCOPE(9);
   }
   Stream s = close_and_read();
-  ASSERT_EQ(s.recs.size(), 2u);
+  // the first record opened the stream: the opening's stall follows it as the runtime's own
+  // frame, deeper than the probe's (docs/trace-format.md, "The profiler's frame")
+  ASSERT_EQ(s.recs.size(), 4u);
+  EXPECT_EQ(s.recs[1].kind, VPROF_REC_ENTER);
+  EXPECT_EQ(s.recs[2].kind, VPROF_REC_EXIT);
+  EXPECT_EQ(s.recs[1].arg & 0xffffffffu, VPROF_SITE_PROFILER);
+  EXPECT_EQ(s.recs[1].arg, s.recs[2].arg);
+  EXPECT_GT((int32_t)((uint32_t)(s.recs[1].arg >> 32) - (uint32_t)(s.recs[0].arg >> 32)), 0)
+      << "deeper than the program's frame";
+  EXPECT_LE(s.recs[0].ticks, s.recs[1].ticks);
+  EXPECT_LT(s.recs[1].ticks, s.recs[2].ticks);
+  EXPECT_LE(s.recs[2].ticks, s.recs[3].ticks);
+  s.recs.erase(s.recs.begin() + 1, s.recs.begin() + 3);
   EXPECT_EQ(s.recs[0].kind, VPROF_REC_ENTER);
   EXPECT_EQ(s.recs[1].kind, VPROF_REC_EXIT);
   EXPECT_EQ(s.recs[0].arg, s.recs[1].arg);

@@ -12,8 +12,11 @@ void print_arg(std::FILE *out, const ProcessInfo *proc, unsigned kind, std::uint
   switch (kind) {
   case VPROF_REC_ENTER:
   case VPROF_REC_EXIT:
-    std::fprintf(out, "site=%" PRIu32 " depth=0x%08" PRIx32, static_cast<std::uint32_t>(arg),
-                 static_cast<std::uint32_t>(arg >> 32));
+    if (static_cast<std::uint32_t>(arg) == VPROF_SITE_PROFILER)
+      std::fprintf(out, "site=profiler depth=0x%08" PRIx32, static_cast<std::uint32_t>(arg >> 32));
+    else
+      std::fprintf(out, "site=%" PRIu32 " depth=0x%08" PRIx32, static_cast<std::uint32_t>(arg),
+                   static_cast<std::uint32_t>(arg >> 32));
     break;
   case VPROF_REC_INTERVAL_BEGIN:
   case VPROF_REC_INTERVAL_END:

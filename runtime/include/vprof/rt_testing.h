@@ -15,7 +15,9 @@ extern "C" {
 /* Appends one record of `kind` (enum vprof_record_kind, non-zero) with `arg` and the
  * timestamp `ticks` (full clock value; only its low 56 bits are stored) to the calling
  * thread's stream, through the same window, flushes and drop accounting as the
- * probes. Opens the thread's stream on first use. Does nothing while tracing is off. */
+ * probes. Opens the thread's stream on first use. Does nothing while tracing is off.
+ * Writes no profiler frame (docs/trace-format.md, "The profiler's frame") after a record
+ * that waited for room: its real clock would not fit the injected timeline. */
 void vprof_rt_emit_at(unsigned kind, uint64_t arg, uint64_t ticks);
 
 /* Finishes the calling thread's stream as thread exit does (sets VPROF_STREAM_CLOSED,

@@ -157,6 +157,14 @@ typedef struct vprof_record {
  * `depth` the low 32 bits of minus the frame address (larger = deeper in the stack;
  * compare two depths of one thread as (int32_t)(a - b)). Depth lets the analyzer
  * close frames that longjmp/siglongjmp left without running their exit probe. */
+
+/* The site of the runtime's own frame: an ENTER/EXIT pair with it, written after a record
+ * whose window was full, spans the time the thread spent making room (the window's flush,
+ * or the stream's opening) so that readers charge that stall to "(profiler)" and not to the
+ * function it interrupted. Its depth is the runtime's frame, deeper than the program's. No
+ * workspace site has this id. */
+#define VPROF_SITE_PROFILER 0xFFFFFFFFu
+
 enum vprof_record_kind {
   VPROF_REC_NONE = 0, /* empty slot: end of stream */
 

@@ -261,9 +261,10 @@ private:
 
 // Prints a trace directory, or one stream file, as text to `out`: per stream a "# stream"
 // header line, then one line per record "pid tid ns kind arg" (ns since the run's start;
-// ENTER/EXIT as "site=N depth=0x…", intervals as "interval=N", labels with their text,
-// objects as "obj=0x…" plus "shared=dev:inode+0xoff" in a shared mapping). Throws
-// TraceError before printing anything for a corrupt directory (a single corrupt file too).
+// ENTER/EXIT as "site=N depth=0x…" ("site=profiler": the runtime's own frame), intervals as
+// "interval=N", labels with their text, objects as "obj=0x…" plus "shared=dev:inode+0xoff" in a
+// shared mapping). Throws TraceError before printing anything for a corrupt directory (a single
+// corrupt file too).
 void dump(const std::filesystem::path &target, std::FILE *out, bool headers_only = false);
 
 // Parses the text of a <pid>.labels file ("<id>\t<text>\n" lines); throws TraceError
