@@ -168,19 +168,12 @@ class StandaloneCluster:
 
     def pids(self) -> list[int]:
         """Every live process of the cluster: the daemons and their children (executors)."""
-        groups = {p.pid for p in self.procs if p.poll() is None}
-        found = []
-        for d in pathlib.Path("/proc").iterdir():
-            if d.name.isdigit():
-                try:
-                    if os.getpgid(int(d.name)) in groups:
-                        found.append(int(d.name))
-                except ProcessLookupError:
-                    pass
-        return found
+        return group_pids({p.pid for p in self.procs})
 
     def stop(self) -> None:
-        """Kills every process group (idempotent) and removes the scratch folder if it made it."""
+        """Kills every process group (idempotent), waits until none of their processes is left
+        (at most `grace` seconds more) and removes the scratch folder if it made it."""
+        groups = {p.pid for p in self.procs}
         for sig in (signal.SIGTERM, signal.SIGKILL):
             live = [p for p in self.procs if p.poll() is None]
             for p in live:
@@ -194,15 +187,36 @@ class StandaloneCluster:
                     p.wait(timeout=max(0.1, deadline - time.monotonic()))
                 except subprocess.TimeoutExpired:
                     pass
-        # an executor whose worker died first is left in the group: SIGKILL the group again
-        for p in self.procs:
-            try:
-                os.killpg(p.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
+        # an executor whose worker exited first is still in the group: SIGKILL the groups again
+        # and wait for the kernel to take the processes away
+        deadline = time.monotonic() + self.grace
+        while group_pids(groups) and time.monotonic() < deadline:
+            for g in groups:
+                try:
+                    os.killpg(g, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+            time.sleep(0.1)
         self.procs = []
         if self._own_scratch:
             shutil.rmtree(self.scratch, ignore_errors=True)
+
+
+def group_pids(groups) -> list[int]:
+    """The processes of the process groups `groups` that are not zombies (a zombie holds no
+    memory or port; its parent reaps it)."""
+    found = []
+    for d in pathlib.Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            stat = (d / "stat").read_text()
+        except OSError:
+            continue  # gone meanwhile
+        fields = stat.rsplit(")", 1)[1].split()  # after "pid (comm)": state ppid pgrp ...
+        if fields[0] != "Z" and int(fields[2]) in groups:
+            found.append(int(d.name))
+    return found
 
 
 def session(master: str, app: str = "vprof-fleet", executor_memory: str = "512m",
@@ -219,6 +233,8 @@ def session(master: str, app: str = "vprof-fleet", executor_memory: str = "512m"
     if master.startswith("local") or host in ("127.0.0.1", "localhost"):
         b = b.config("spark.driver.host", "127.0.0.1").config("spark.driver.bindAddress",
                                                                "127.0.0.1")
+        # read by the driver's JVM before any conf: no warning about the host's address
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     b = (b
          .config("spark.executor.memory", executor_memory)
          .config("spark.executor.cores", str(executor_cores))

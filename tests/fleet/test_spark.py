@@ -47,14 +47,16 @@ def _missing() -> str | None:
 
 
 def _pids_in(groups) -> list[int]:
+    """The live (not zombie) processes of the process groups `groups`."""
     found = []
     for d in pathlib.Path("/proc").iterdir():
         if d.name.isdigit():
             try:
-                if os.getpgid(int(d.name)) in groups:
-                    found.append(int(d.name))
-            except ProcessLookupError:
-                pass
+                fields = (d / "stat").read_text().rsplit(")", 1)[1].split()
+            except OSError:
+                continue
+            if fields[0] != "Z" and int(fields[2]) in groups:
+                found.append(int(d.name))
     return found
 
 
@@ -83,7 +85,7 @@ def cluster(request, tmp_path_factory):
             helper.wait(timeout=60)
         except subprocess.TimeoutExpired:
             pass
-        left = _pids_in(groups)
+        left = _pids_in(groups)  # the helper waited for its cluster's processes to go
         for g in groups:
             try:
                 os.killpg(g, signal.SIGKILL)
@@ -122,6 +124,7 @@ def spark_results(cluster, fleet_inputs, tmp_path_factory):
         out, err = p.communicate()
         pytest.fail(f"Spark compare: no answer in 1800 s:\n{err[-3000:]}")
     assert p.returncode in (0, 1) and out.strip(), f"Spark compare failed:\n{err[-4000:]}"
+    spec.with_name("spark.json").write_text(out)  # kept with pytest's temporary folders
     return json.loads(out)
 
 
