@@ -24,6 +24,8 @@ import urllib.request
 from .duck import parquet_files
 from .sql import QUERIES, query_text
 
+# the daemons' and the driver's web UIs are local: never through an http_proxy of the environment
+_LOCAL = urllib.request.build_opener(urllib.request.ProxyHandler({}))
 MASTER_CLASS = "org.apache.spark.deploy.master.Master"
 WORKER_CLASS = "org.apache.spark.deploy.worker.Worker"
 
@@ -72,14 +74,15 @@ class StandaloneCluster:
     start() returns when the master lists every worker ALIVE (or raises RuntimeError with the
     logs' last lines); stop() kills every process group (SIGTERM, SIGKILL after `grace`
     seconds) and removes the scratch folder: call it in a finally, a fixture's finalizer or
-    use the cluster as a context manager. Costs about 3 s of start-up and `daemon_memory`
+    use the cluster as a context manager. Costs 5-15 s of start-up on 2 cores and `daemon_memory`
     of JVM heap per daemon; each worker offers `cores` cores and `memory` to executors."""
 
     def __init__(self, workers: int = 2, cores: int = 1, memory: str = "1g",
                  daemon_memory: str = "256m", host: str = "127.0.0.1", scratch=None,
                  timeout: float = 120.0, grace: float = 10.0):
         self.workers, self.cores, self.memory = workers, cores, memory
-        self.daemon_memory, self.host, self.timeout, self.grace = daemon_memory, host, timeout, grace
+        self.daemon_memory, self.host = daemon_memory, host
+        self.timeout, self.grace = timeout, grace
         self._own_scratch = scratch is None
         self.scratch = pathlib.Path(scratch or tempfile.mkdtemp(prefix="vprof-spark-"))
         self.procs: list[subprocess.Popen] = []
@@ -124,7 +127,7 @@ class StandaloneCluster:
 
     def state(self) -> dict:
         """The master's JSON status (its web UI's /json: url, workers, activeapps...)."""
-        with urllib.request.urlopen(f"{self.ui}/json/", timeout=5) as r:
+        with _LOCAL.open(f"{self.ui}/json/", timeout=5) as r:
             return json.load(r)
 
     def start(self) -> "StandaloneCluster":
@@ -275,5 +278,5 @@ def executors(spark) -> list[dict]:
     totalTasks, memoryMetrics, peakMemoryMetrics...), live and dead, the driver left out."""
     sc = spark.sparkContext
     url = f"{sc.uiWebUrl}/api/v1/applications/{sc.applicationId}/allexecutors"
-    with urllib.request.urlopen(url, timeout=10) as r:
+    with _LOCAL.open(url, timeout=10) as r:
         return [e for e in json.load(r) if e["id"] != "driver"]

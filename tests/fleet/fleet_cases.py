@@ -57,9 +57,10 @@ class FleetInputs:
         hosts = ("host-a",)
         if name == "minidb":
             project.mkdir()
+            make = f'make -s -B -C {programs.MINIDB_DIR} OUT={project}/out CXX="$CXX" all'
             (project / "vprof.toml").write_text(
                 'compile_commands = "out/compile_commands.json"\n'
-                f'build = \'make -s -B -C {programs.MINIDB_DIR} OUT={project}/out CXX="$CXX" all\'\n'
+                f"build = '{make}'\n"
                 'workload = "out/minidb --txns 1500 --threads 8 --warehouses 1 --fsync off"\n'
                 f"depth = 1\nk = 3\niterations = {ITERATIONS}\n")
             subprocess.run(["make", "-s", "-C", str(programs.MINIDB_DIR), f"OUT={project}/out",
