@@ -8,7 +8,8 @@
 # within 1e-9 relative. benchmarks/results/fleet.md.
 # Usage: benchmarks/fleet/run.sh [N=100] [M=10000] [build-dir=build] [scratch=/tmp/vprof-fleet-bench]
 # Environment: DUCKDB_MEMORY (DuckDB's memory_limit, default 8GB); SPARK_EXECUTOR_MEMORY
-# (each executor's JVM heap, default 2g); SPARK=0 leaves Spark out.
+# (each executor's JVM heap, default 2g), SPARK_SHUFFLE_PARTITIONS (default Spark's 200);
+# SPARK=0 leaves Spark out.
 # Needs the project venv (bash cmake/install-venv.sh; --spark for Spark, and Java 17 from
 # cmake/install-deps.sh) and the target vprof_fleet_bench.
 set -euo pipefail
@@ -42,7 +43,7 @@ measure duckdb-2threads "${duck[@]}" --threads 2 "$scratch/pq"
 if [ "${SPARK:-1}" != 0 ] && "$py" -c "import pyspark" 2>/dev/null; then
   # the cluster's own processes are measured by spark_bench.py (/usr/bin/time sees its python)
   measure spark "$py" "$here/spark_bench.py" --executor-memory "${SPARK_EXECUTOR_MEMORY:-2g}" \
-    "$scratch/pq"
+    ${SPARK_SHUFFLE_PARTITIONS:+--shuffle-partitions "$SPARK_SHUFFLE_PARTITIONS"} "$scratch/pq"
 else
   echo "spark: left out (SPARK=0, or no pyspark in the venv: bash cmake/install-venv.sh --spark)"
 fi

@@ -36,7 +36,8 @@ class RssSampler(threading.Thread):
                     continue
                 total += rss
                 self.peak[pid] = max(self.peak.get(pid, 0), rss)
-                self.role.setdefault(pid, _role(cmd))
+                if self.role.get(pid, "other") == "other":  # bash exec's java in the same pid
+                    self.role[pid] = _role(cmd)
             self.peak_sum = max(self.peak_sum, total)
             self.done.wait(self.period)
 
