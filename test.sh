@@ -5,7 +5,7 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 export VPROF_BUILD_DIR="${VPROF_BUILD_DIR:-$here/build}"
 bash "$here/cmake/build.sh"
-bash "$here/cmake/install-venv.sh"
+bash "$here/cmake/install-venv.sh" --spark
 echo "vprof: C++ unit tests (ctest)"
 ctest --test-dir "$VPROF_BUILD_DIR" --output-on-failure -j2
 echo "vprof: end-to-end tests (pytest)"

@@ -18,6 +18,10 @@ PKGS=(
   # the kernel wake-up recorder (recorder/): libbpf with CO-RE, bpftool for vmlinux.h and
   # the skeleton; BPF objects are compiled by clang-19 -target bpf
   libbpf-dev bpftool
+  # the fleet analysis on a Spark standalone cluster (tests/fleet/test_spark.py,
+  # benchmarks/fleet): Spark 4 runs on Java 17; pyspark itself is in the venv
+  # (cmake/install-venv.sh --spark)
+  openjdk-17-jre-headless
 )
 
 missing=()

@@ -1,12 +1,17 @@
 #!/usr/bin/env bash
 # Fleet benchmark: N hosts x M intervals of a synthetic 16-node tree (fleet_bench.cpp), the
 # variance decomposition (Var(L), every node's variance and contribution, the places, per
-# interval type) once as the portable SQL on DuckDB over Parquet (python/vprof_fleet) and
-# once by vprof's analyzer over the same numbers in memory; wall time and peak RSS of each,
-# and Var(L) of both sides checked equal within 1e-9 relative. RESULTS.md, "Fleet analysis".
+# interval type) as the portable SQL on DuckDB over Parquet (python/vprof_fleet), the same
+# SQL on a Spark standalone cluster of local processes (a master, 2 workers of one core each;
+# spark_bench.py) and by vprof's analyzer over the same numbers in memory; wall time and peak
+# RSS of each (Spark: of every JVM, executors apart), and Var(L) of every side checked equal
+# within 1e-9 relative. benchmarks/results/fleet.md.
 # Usage: benchmarks/fleet/run.sh [N=100] [M=10000] [build-dir=build] [scratch=/tmp/vprof-fleet-bench]
-# Environment: DUCKDB_MEMORY (DuckDB's memory_limit, default 8GB).
-# Needs the project venv (bash cmake/install-venv.sh) and the target vprof_fleet_bench.
+# Environment: DUCKDB_MEMORY (DuckDB's memory_limit, default 8GB); SPARK_EXECUTOR_MEMORY
+# (each executor's JVM heap, default 2g), SPARK_SHUFFLE_PARTITIONS (default Spark's 200);
+# SPARK=0 leaves Spark out.
+# Needs the project venv (bash cmake/install-venv.sh; --spark for Spark, and Java 17 from
+# cmake/install-deps.sh) and the target vprof_fleet_bench.
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
@@ -35,17 +40,27 @@ measure() { # label, command...: the command's JSON line, then wall s and max RS
 duck=("$py" "$here/duck_bench.py" --memory-limit "${DUCKDB_MEMORY:-8GB}" --temp-directory "$scratch/spill")
 measure duckdb-1thread "${duck[@]}" --threads 1 "$scratch/pq"
 measure duckdb-2threads "${duck[@]}" --threads 2 "$scratch/pq"
+if [ "${SPARK:-1}" != 0 ] && "$py" -c "import pyspark" 2>/dev/null; then
+  # the cluster's own processes are measured by spark_bench.py (/usr/bin/time sees its python)
+  measure spark "$py" "$here/spark_bench.py" --executor-memory "${SPARK_EXECUTOR_MEMORY:-2g}" \
+    ${SPARK_SHUFFLE_PARTITIONS:+--shuffle-partitions "$SPARK_SHUFFLE_PARTITIONS"} "$scratch/pq"
+else
+  echo "spark: left out (SPARK=0, or no pyspark in the venv: bash cmake/install-venv.sh --spark)"
+fi
 measure analyzer "$bench" analyze "$N" "$M"
 measure analyzer-full "$bench" analyze "$N" "$M" --full
-"$py" - "$scratch/duckdb-2threads.json" "$scratch/analyzer.json" <<'PY'
-import json, sys
-duck, ana = (json.load(open(p)) for p in sys.argv[1:])
-d = {g["label"]: g for g in duck["groups"]}
-for g in ana["groups"]:
-    a, b = g["var_ns2"], d[g["label"]]["var_ns2"]
-    assert g["intervals"] == d[g["label"]]["intervals"], g
-    assert abs(a - b) <= 1e-9 * abs(a), (g["label"], a, b)
-    print(f"Var(L) [{g['label'] or 'all'}]: analyzer {a:.10g}, DuckDB {b:.10g}, "
-          f"relative difference {abs(a - b) / abs(a):.1e}")
+"$py" - "$scratch/analyzer.json" "$scratch/duckdb-2threads.json" "$scratch/spark.json" <<'PY'
+import json, os, sys
+ana = json.load(open(sys.argv[1]))
+for engine, path in (("DuckDB", sys.argv[2]), ("Spark", sys.argv[3])):
+    if not os.path.exists(path):
+        continue
+    d = {g["label"]: g for g in json.load(open(path))["groups"]}
+    for g in ana["groups"]:
+        a, b = g["var_ns2"], d[g["label"]]["var_ns2"]
+        assert g["intervals"] == d[g["label"]]["intervals"], (engine, g)
+        assert abs(a - b) <= 1e-9 * abs(a), (engine, g["label"], a, b)
+        print(f"Var(L) [{g['label'] or 'all'}]: analyzer {a:.10g}, {engine} {b:.10g}, "
+              f"relative difference {abs(a - b) / abs(a):.1e}")
 PY
 rm -rf "${scratch:?}"

@@ -3,12 +3,18 @@
     python -m vprof_fleet convert ROWS_DIR OUT_DIR --run R [--host H] [--default-host H]
                                                                       # TSV rows -> Parquet
     python -m vprof_fleet analyze DIR... [--json] [--query latency|nodes|places]
+                                         [--spark spark://HOST:PORT]
     python -m vprof_fleet sql NAME                                    # print the portable SQL
+    python -m vprof_fleet spark-cluster [--workers 2] [--memory 1g]   # a local Spark cluster
 
-`vprof export --parquet` runs `convert`; `analyze` runs the SQL on DuckDB over the Parquet
-files under the folders given (many hosts and runs concatenate)."""
+`vprof export --parquet` runs `convert`; `analyze` runs the SQL on DuckDB (or, with --spark,
+on a Spark cluster) over the Parquet files under the folders given (many hosts and runs
+concatenate). `spark-cluster` starts a Spark standalone cluster of local processes, prints
+one JSON line {url, ui, pgids, scratch} and runs until its standard input closes or it gets
+SIGTERM or SIGINT, then stops the cluster."""
 import argparse
 import json
+import signal
 import sys
 
 from .sql import QUERIES, query_text
@@ -44,8 +50,17 @@ def main(argv=None) -> int:
     a.add_argument("--query", action="append", choices=list(QUERIES),
                    help="only these queries (default: all)")
     a.add_argument("--threads", type=int)
+    a.add_argument("--spark", metavar="MASTER",
+                   help="run on Spark SQL at MASTER (spark://host:port, local[N]) instead")
     s = sub.add_parser("sql", help="print the portable SQL of one query")
     s.add_argument("name", choices=list(QUERIES))
+    k = sub.add_parser("spark-cluster", help="a Spark standalone cluster of local processes")
+    k.add_argument("--workers", type=int, default=2)
+    k.add_argument("--cores", type=int, default=1, help="per worker")
+    k.add_argument("--memory", default="1g", help="per worker, for its executors")
+    k.add_argument("--daemon-memory", default="256m", help="JVM heap of the master and workers")
+    k.add_argument("--scratch", help="logs and work folders (default: a temporary folder, "
+                                     "removed at the end)")
     args = ap.parse_args(argv)
     try:
         if args.cmd == "convert":
@@ -55,6 +70,10 @@ def main(argv=None) -> int:
             if not args.quiet:
                 print(f"vprof_fleet: {got['intervals']} intervals, {got['node_times']} "
                       f"interval x node rows -> {args.out_dir}", file=sys.stderr)
+        elif args.cmd == "analyze" and args.spark:
+            from . import spark
+            res = spark.decompose(args.paths, spark.session(args.spark),
+                                  queries=tuple(args.query or QUERIES))
         elif args.cmd == "analyze":
             from .duck import decompose
             res = decompose(args.paths, queries=tuple(args.query or QUERIES),
@@ -65,8 +84,13 @@ def main(argv=None) -> int:
             else:
                 for name, rows in res.items():
                     _print_table(name, rows, sys.stdout)
+        elif args.cmd == "spark-cluster":
+            return _spark_cluster(args)
         else:
             print(query_text(args.name) + ";")
+    except RuntimeError as e:  # no pyspark or java, or the cluster did not start
+        print(f"vprof_fleet {args.cmd}: {e}", file=sys.stderr)
+        return 1
     except ImportError as e:
         print(f"vprof_fleet {args.cmd}: {e}: run `bash cmake/install-venv.sh` in the vprof "
               "source tree (the project venv has pyarrow and duckdb)", file=sys.stderr)
@@ -74,6 +98,21 @@ def main(argv=None) -> int:
     except (FileNotFoundError, ValueError) as e:
         print(f"vprof_fleet {args.cmd}: {e}", file=sys.stderr)
         return 3
+    return 0
+
+
+def _spark_cluster(args) -> int:
+    from .spark import StandaloneCluster
+
+    def stop(signum, frame):
+        raise SystemExit(0)
+    signal.signal(signal.SIGTERM, stop)
+    signal.signal(signal.SIGINT, stop)
+    with StandaloneCluster(workers=args.workers, cores=args.cores, memory=args.memory,
+                           daemon_memory=args.daemon_memory, scratch=args.scratch) as c:
+        print(json.dumps({"url": c.url, "ui": c.ui, "pgids": [p.pid for p in c.procs],
+                          "scratch": str(c.scratch)}), flush=True)
+        sys.stdin.read()  # until the caller closes our standard input (or dies)
     return 0
 
 

@@ -1,7 +1,8 @@
 """The fleet analysis against the analyzer (docs/fleet.md): for every accuracy program of
 benchmarks/accuracy/manifest.toml and the mini database, `vprof init` + a two-iteration
 `vprof loop` (the second plan follows the waits into the wakers' work), then
-`vprof export --parquet` and the portable SQL on DuckDB (python/vprof_fleet, in the project
+`vprof export --parquet` (made once per session by conftest.py, shared with the Spark test
+test_spark.py) and the portable SQL on DuckDB (python/vprof_fleet, in the project
 venv made by cmake/install-venv.sh) must give the analyzer's own numbers (`vprof analyze
 --json`) within 1e-9 relative: Var(L) and mean per interval type, every node's mean,
 variance, body mean and variance, share, contribution and body contribution, and every
@@ -20,57 +21,19 @@ import sys
 
 import pytest
 
-sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent / "accuracy"))
-import programs  # noqa: E402
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from fleet_cases import BY_NAME, VENV_PYTHON, vp  # noqa: E402
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent.parent
-VENV_PYTHON = pathlib.Path(os.environ.get("VPROF_VENV", ROOT / ".venv")) / "bin" / "python"
 COMPARE = pathlib.Path(__file__).resolve().parent / "fleet_compare.py"
 SQL_DIR = ROOT / "python" / "vprof_fleet" / "sql"
-BY_NAME = {p.name: p for p in programs.load_programs()}
-ITERATIONS = 2
 
 
-@pytest.fixture(scope="module")
-def vprof(build_dir):
-    if not VENV_PYTHON.exists():
-        pytest.skip(f"{VENV_PYTHON}: no project venv (pyarrow, duckdb); run "
-                    "bash cmake/install-venv.sh")
-    subprocess.run(["cmake", "--build", str(build_dir), "--target", "vprof", "vprof-cc",
-                    "vprof_rt"], check=True, capture_output=True, text=True)
-    return build_dir / "driver" / "vprof"
-
-
-def vp(vprof, project, *args, timeout=600, env=None):
-    r = subprocess.run([str(vprof), "-C", str(project), *args], capture_output=True, text=True,
-                       timeout=timeout, env=env)
-    assert r.returncode == 0, f"vprof {' '.join(args)}: {r.stderr[-3000:]}"
-    return r
-
-
-def profile(vprof, project: pathlib.Path, roots) -> int:
-    """init + a short loop; returns the newest analysed iteration."""
-    vp(vprof, project, "init", *[a for r in roots for a in ("--root", r)])
-    vp(vprof, project, "loop", "--iterations", str(ITERATIONS), "--prune", "0")
-    return max(int(p.name.split("-")[1]) for p in (project / ".vprof" / "traces").iterdir())
-
-
-def compare(vprof, project: pathlib.Path, iteration: int, hosts=("host-a",)) -> dict:
-    """Exports the iteration as Parquet (once per host name) and compares the DuckDB
-    decomposition with `vprof analyze --json` of the same trace, and SQLite's with DuckDB's."""
-    dirs = []
-    for host in hosts:
-        out = project / "parquet" / host
-        r = vp(vprof, project, "export", "--parquet", str(out), "--iteration", str(iteration),
-               "--host", host)
-        assert r.stdout.split() == [str(out / "intervals.parquet"),
-                                    str(out / "node_times.parquet")], r.stdout
-        dirs.append(str(out))
-    report = project / "analyzer.json"
-    report.write_text(vp(vprof, project, "analyze", "--iteration", str(iteration),
-                         "--json").stdout)
-    r = subprocess.run([str(VENV_PYTHON), str(COMPARE), "--sqlite", str(report), *dirs],
-                       capture_output=True, text=True, timeout=300)
+def compare(inp) -> dict:
+    """The DuckDB decomposition of the case's Parquet export against `vprof analyze --json`
+    of the same trace, and SQLite's against DuckDB's (tests/fleet/conftest.py makes both)."""
+    r = subprocess.run([str(VENV_PYTHON), str(COMPARE), "--sqlite", str(inp.report),
+                        *inp.dirs], capture_output=True, text=True, timeout=300)
     assert r.returncode in (0, 1), r.stderr[-3000:]
     got = json.loads(r.stdout)
     assert got["n_mismatches"] == 0, got["mismatches"]
@@ -80,40 +43,24 @@ def compare(vprof, project: pathlib.Path, iteration: int, hosts=("host-a",)) -> 
 
 
 @pytest.mark.parametrize("name", sorted(BY_NAME))
-def test_duckdb_equals_the_analyzer_on_accuracy_program(vprof, tmp_path, name):
-    p = BY_NAME[name]
-    project = tmp_path / name
-    p.write_project(project, depth=1, k=3, iterations=ITERATIONS)
-    iteration = profile(vprof, project, p.roots)
-    got = compare(vprof, project, iteration)
+def test_duckdb_equals_the_analyzer_on_accuracy_program(fleet_inputs, name):
+    got = compare(fleet_inputs.get(name))
     assert got["worst_rel"] <= 1e-9, got
 
 
-def test_duckdb_equals_the_analyzer_on_minidb(vprof, tmp_path):
-    project = tmp_path / "minidb"
-    project.mkdir()
-    (project / "vprof.toml").write_text(
-        'compile_commands = "out/compile_commands.json"\n'
-        f'build = \'make -s -B -C {programs.MINIDB_DIR} OUT={project}/out CXX="$CXX" all\'\n'
-        'workload = "out/minidb --txns 1500 --threads 8 --warehouses 1 --fsync off"\n'
-        f"depth = 1\nk = 3\niterations = {ITERATIONS}\n")
-    subprocess.run(["make", "-s", "-C", str(programs.MINIDB_DIR), f"OUT={project}/out",
-                    "compdb"], check=True, capture_output=True, text=True)
-    iteration = profile(vprof, project, ())
-    got = compare(vprof, project, iteration)
+def test_duckdb_equals_the_analyzer_on_minidb(fleet_inputs):
+    got = compare(fleet_inputs.get("minidb"))
     # minidb labels its transactions (NewOrder, Payment, ...): groups per label besides ''
     assert got["groups"] > 1, got
     assert got["worst_rel"] <= 1e-9, got
 
 
-def test_hosts_concatenate(vprof, tmp_path):
+def test_hosts_concatenate(vprof, fleet_inputs):
     """Two copies of one run under two host names: every interval counts twice and the
     population moments stay the analyzer's."""
-    p = BY_NAME["convoy"]
-    project = tmp_path / "convoy"
-    p.write_project(project, depth=1, k=3, iterations=1)
-    iteration = profile(vprof, project, p.roots)
-    got = compare(vprof, project, iteration, hosts=("host-a", "host-b"))
+    inp = fleet_inputs.get("convoy-two-hosts")
+    project, iteration = inp.project, inp.iteration
+    got = compare(inp)
     assert got["worst_rel"] <= 1e-9, got
     # and the rows say where they come from
     r = subprocess.run([str(VENV_PYTHON), "-c",
