@@ -250,11 +250,7 @@ static void profiler_frame(uint64_t from, uint64_t to) {
   vprof_rt_emit_at_(VPROF_REC_EXIT, arg, to);
 }
 
-void vprof_rt_hold_profiler_frame_(int hold) {
-  rt_thread *t = &vprof_rt_thread_;
-  t->hold = (unsigned char)(hold != 0);
-  if (hold || !t->held_to)
-    return;
+void vprof_rt_release_profiler_frame_(rt_thread *t) {
   if (t->state == TS_OPEN && !t->exact)
     profiler_frame(t->held_from, t->held_to);
   t->held_to = 0;

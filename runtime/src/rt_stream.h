@@ -60,9 +60,18 @@ void vprof_rt_stream_path_(char *buf, size_t n, const rt_thread *t) VPROF_RT_HID
  * header page stays mapped. The thread goes to `next_state`. Nothing if not open. */
 void vprof_rt_stream_close_(rt_thread *t, unsigned char next_state) VPROF_RT_HIDDEN_;
 
+/* Writes the profiler frame held back while `hold` was set (rt_thread.held_from/held_to). */
+void vprof_rt_release_profiler_frame_(rt_thread *t) VPROF_RT_HIDDEN_;
+
 /* Holds back the profiler frame of a record written from now on (a BEGIN and its LABEL
- * stay together), or, with 0, writes the frame held since. */
-void vprof_rt_hold_profiler_frame_(int hold) VPROF_RT_HIDDEN_;
+ * stay together), or, with 0, writes the frame held since: a flag on the interval-begin
+ * path, a call only when a flush did happen. */
+static VPROF_ALWAYS_INLINE_ void vprof_rt_hold_profiler_frame_(int hold) {
+  rt_thread *t = &vprof_rt_thread_;
+  t->hold = (unsigned char)(hold != 0);
+  if (!hold && __builtin_expect(t->held_to != 0, 0))
+    vprof_rt_release_profiler_frame_(t);
+}
 
 /* In a fork child: forgets the parent's streams without writing into their mappings and
  * numbers the child's streams from 0, its first one flagged as a fork child's. */

@@ -135,6 +135,16 @@ std::vector<std::int64_t> plan_of(ws::Database &db, int iteration) {
 const std::vector<std::pair<int, int>> kCounts = {
     {1, 100}, {2, 100}, {3, 100}, {4, 100000}, {5, 100}};
 
+// work's own place, ranked first in `run` with 0.7 of Var(L) (node 2: its call in serve).
+void rank_work_first(Workspace &w, ws::RunId run) {
+  w.db->prepare("INSERT INTO places(run, label, rank, key, name, function, contexts, mean_ns, "
+                "var_ns2, share, contribution, specificity, score, waker, via, place_kind, "
+                "node) VALUES (?, '', 0, 'f:2', 'work', 2, 1, 0, 0, 0.7, 0.7, 1, 0, 0, '', "
+                "'function', 2)")
+      .bind(1, run)
+      .run();
+}
+
 } // namespace
 
 TEST(CostModel, CountsPerIntervalFromTheRunsSiteCalls) {
@@ -437,12 +447,7 @@ TEST(FinalPlan, AFinalRunWithoutTheCallersKeepsTheAnswerBelowThem) {
   w.db->exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth'),"
              "(2,4,'expand')");
   ws::RunId first = w.run(1, 1e6, kCounts, 0, 0.05, 0.05);
-  w.db->prepare("INSERT INTO places(run, label, rank, key, name, function, contexts, mean_ns, "
-                "var_ns2, share, contribution, specificity, score, waker, via, place_kind, "
-                "node) VALUES (?, '', 0, 'f:2', 'work', 2, 1, 0, 0, 0.7, 0.7, 1, 0, 0, '', "
-                "'function', 2)")
-      .bind(1, first)
-      .run();
+  rank_work_first(w, first);
   ws::RunId flat = w.run(2, 1e6, kCounts, 0, 0.05, 0.3);
   w.db->prepare("DELETE FROM tree_nodes WHERE run = ? AND node IN (1, 2, 3, 4)")
       .bind(1, flat)
@@ -565,12 +570,7 @@ TEST(FinalPlan, AnswersOnSeparateBranchesCompareByContribution) {
 TEST(FinalPlan, TheAnswerBelowTheOtherIsDeeper) {
   Workspace w("deepest-tie");
   ws::RunId first = w.run(0, 1e6, kCounts, 0, 0.05, 0.05);
-  w.db->prepare("INSERT INTO places(run, label, rank, key, name, function, contexts, mean_ns, "
-                "var_ns2, share, contribution, specificity, score, waker, via, place_kind, "
-                "node) VALUES (?, '', 0, 'f:2', 'work', 2, 1, 0, 0, 0.7, 0.7, 1, 0, 0, '', "
-                "'function', 2)")
-      .bind(1, first)
-      .run();
+  rank_work_first(w, first);
   w.db->exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth')");
   w.run(1, 1e6, kCounts, 0, 0.05, 0.3);
   for (const char *heights :

@@ -47,19 +47,23 @@ std::string one_decimal(double records) {
   return buf;
 }
 
+// " name (records), name (records)" of refusals, records per interval with one decimal.
+std::string refusal_list(const std::vector<planner::Refusal> &refusals) {
+  std::string text;
+  for (std::size_t i = 0; i < refusals.size(); ++i)
+    text += (i ? ", " : " ") + refusals[i].name + " (" + one_decimal(refusals[i].records) + ")";
+  return text;
+}
+
 // The answer's chain's calls the final plan leaves untimed, for its line ("": none).
 std::string untimed_calls_text(const planner::FinalResult &fr) {
   if (fr.untimed_calls.empty())
     return "";
-  std::string text = "; " + std::to_string(fr.untimed_calls.size()) +
-                     " of its calls left untimed, each alone costing more than the final budget "
-                     "of " +
-                     one_decimal(fr.budget_records) +
-                     " records per interval (their caller's own time holds them):";
-  for (std::size_t i = 0; i < fr.untimed_calls.size(); ++i)
-    text += (i ? ", " : " ") + fr.untimed_calls[i].name + " (" +
-            one_decimal(fr.untimed_calls[i].records) + ")";
-  return text;
+  return "; " + std::to_string(fr.untimed_calls.size()) +
+         " of its calls left untimed, each alone costing more than the final budget of " +
+         one_decimal(fr.budget_records) +
+         " records per interval (their caller's own time holds them):" +
+         refusal_list(fr.untimed_calls);
 }
 
 // The functions above the answer and the annotated functions the final budget left out, for
@@ -67,12 +71,8 @@ std::string untimed_calls_text(const planner::FinalResult &fr) {
 std::string left_out_text(const planner::FinalResult &fr) {
   if (fr.left_out.empty())
     return "";
-  std::string text = "; left out for the final budget of " + one_decimal(fr.budget_records) +
-                     " records per interval (the interval marks need no probe):";
-  for (std::size_t i = 0; i < fr.left_out.size(); ++i)
-    text +=
-        (i ? ", " : " ") + fr.left_out[i].name + " (" + one_decimal(fr.left_out[i].records) + ")";
-  return text;
+  return "; left out for the final budget of " + one_decimal(fr.budget_records) +
+         " records per interval (the interval marks need no probe):" + refusal_list(fr.left_out);
 }
 
 // What the final plan keeps and why, in one progress line.
