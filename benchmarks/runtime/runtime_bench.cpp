@@ -19,7 +19,7 @@ namespace {
 // not fill the disk or hit the per-thread limit (which would measure the drop path).
 // Window flushes (and the first faults of a new window) stay in the measurement, as in a
 // real run.
-constexpr int64_t kRecycle = 1000000; // < 16 MiB of records: fits one big window
+constexpr int64_t kRecycle = 1000000; // < 16 MiB of records: fits one half of the big window
 
 void drop_stream() {
   char path[4096];
@@ -33,11 +33,12 @@ void recycle(benchmark::State &state) {
   state.ResumeTiming();
 }
 
-// Steady-state variants: one 16 MiB window (room for kRecycle records) is mapped and
+// Steady-state variants: one 32 MiB window (each of its halves has room for kRecycle
+// records, so the window never turns) is mapped and
 // faulted in while the timer is paused, so the timed loop measures the event itself
 // (clock read + stores) and not the flushes. The end-to-end variants (default 64 KiB
 // window, flushed with pwrite when full) minus these = the flushes' share per event.
-constexpr uint64_t kBigWindow = 16ull << 20;
+constexpr uint64_t kBigWindow = 32ull << 20;
 constexpr uint64_t kDefaultWindow = 64ull << 10; // VPROF_WINDOW_KB
 
 void fresh_stream() {

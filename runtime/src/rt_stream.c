@@ -1,8 +1,9 @@
 /* libvprof_rt's per-thread streams: a thread's first record creates its stream file
- * (<pid>.<seq>.vpt: header page, window, data region), records go into the thread's
- * MAP_SHARED window, a full window is appended to the data region and starts over, and
- * the stream is closed at thread exit (its header at process exit). The slow path of
- * every probe (vprof_emit_slow_) lands here. */
+ * (<pid>.<seq>.vpt: header page, window, data region), records go into one half of the
+ * thread's MAP_SHARED window, a full half is handed to the drain (rt_drain.c), which
+ * appends it to the data region and zeroes it, while the thread goes on in the other
+ * half; the stream is closed at thread exit (its header at process exit). The slow path
+ * of every probe (vprof_emit_slow_) lands here. */
 #define _GNU_SOURCE
 #include "rt_stream.h"
 
@@ -60,9 +61,17 @@ static int dir_ready(void) {
   return r == 1 ? 0 : -1;
 }
 
-static void window_reset(rt_thread *t) {
-  vprof_window_.cur = t->win;
-  vprof_window_.end = t->win + t->win_records;
+static uint64_t half_records(const rt_thread *t) { return t->win_records / 2; }
+
+static vprof_record *half_at(const rt_thread *t, unsigned half) {
+  return t->win + half * half_records(t);
+}
+
+/* The probes write into half `half` of the window from its first slot. */
+static void window_use_half(rt_thread *t, unsigned half) {
+  t->half = (unsigned char)half;
+  vprof_window_.cur = half_at(t, half);
+  vprof_window_.end = vprof_window_.cur + half_records(t);
 }
 
 /* Fills a new stream's header: the format, the process's clock, who writes it. */
@@ -115,6 +124,8 @@ static void stream_open(rt_thread *t) {
   t->data_offset = l->page + win_bytes;
   t->committed = 0;
   t->max_records = l->max_bytes / VPROF_RECORD_SIZE;
+  t->job = (rt_drain_job){0};
+  t->last_lap = 0;
   /* O_EXCL: after an exec the new image counts from 0 again under the same pid; the
    * streams written before the exec must survive, so taken names are skipped. */
   for (int tries = 0; tries < 4096; tries++) {
@@ -157,21 +168,21 @@ static void stream_open(rt_thread *t) {
   vprof_rt_write_maps_(t->dir);
   vprof_rt_write_units_(t->dir);
   t->state = TS_OPEN;
-  window_reset(t);
+  window_use_half(t, 0);
   vprof_rt_log_("stream %s opened (tid %d)", path, (int)h->tid);
 }
 
-/* Appends the window's records to the data region with pwrite. Writing through write(2)
- * from the same, already resident pages costs the kernel a fraction of what faulting a
- * fresh page-cache page in for every 256 records costs (benchmarks/RESULTS.md, "Runtime").
- * Returns 0, or -1 with errno. */
-static int window_write(rt_thread *t) {
+/* Writes `records` records from `from` at the stream's record `index` of its data region.
+ * Writing through write(2) from the same, already resident pages costs the kernel a
+ * fraction of what faulting a fresh page-cache page in for every 256 records costs
+ * (benchmarks/RESULTS.md, "Runtime"). Returns 0, or -1 with errno. */
+static int data_write(const rt_thread *t, const vprof_record *from, uint64_t records,
+                      uint64_t index) {
   char path[PATH_MAX];
-  const char *p = (const char *)t->win;
-  uint64_t left = t->win_records * VPROF_RECORD_SIZE,
-           off = t->data_offset + t->committed * VPROF_RECORD_SIZE;
+  const char *p = (const char *)from;
+  uint64_t left = records * VPROF_RECORD_SIZE, off = t->data_offset + index * VPROF_RECORD_SIZE;
   int fd, err = 0;
-  /* Opened per flush, not held: a program may close every descriptor it does not know
+  /* Opened per append, not held: a program may close every descriptor it does not know
    * (daemons do) or run near its descriptor limit. */
   vprof_rt_stream_path_(path, sizeof path, t);
   fd = open(path, O_WRONLY | O_CLOEXEC);
@@ -194,29 +205,59 @@ static int window_write(rt_thread *t) {
   return err ? -1 : 0;
 }
 
-/* The window is full: flush it to the data region and start it over, or start dropping
- * (the full window stays in the file as the stream's last records). The order of the
- * steps keeps the file readable if the process is killed between any two of them:
- * committed_records grows only after the copy is complete, and window_base catches up
- * only after the window is zeroed. */
-static void stream_flush(rt_thread *t) {
-  const char *why = NULL;
-  if (t->max_records && t->committed + 2 * t->win_records > t->max_records)
-    why = "size limit reached";
-  else if (window_write(t) != 0)
-    why = strerror(errno);
-  if (why) {
-    window_clear();
-    t->state = TS_DROPPING;
-    vprof_rt_log_("stream %d.%u: %s; further records are counted as dropped",
-                  (int)vprof_rt_process_.pid, t->seq, why);
-    return;
+int vprof_rt_stream_append_(rt_thread *t, vprof_record *half, uint64_t records, uint64_t index) {
+  if (data_write(t, half, records, index) != 0)
+    return -1;
+  __atomic_store_n(&t->hdr->committed_records, index + records, __ATOMIC_RELEASE);
+  memset(half, 0, records * VPROF_RECORD_SIZE);
+  __atomic_store_n(&t->hdr->window_base, index + records, __ATOMIC_RELEASE);
+  return 0;
+}
+
+/* Records past the size limit, or after a failed append, are counted only. */
+static void stream_drop(rt_thread *t, const char *why) {
+  window_clear();
+  t->state = TS_DROPPING;
+  vprof_rt_log_("stream %d.%u: %s; further records are counted as dropped",
+                (int)vprof_rt_process_.pid, t->seq, why);
+}
+
+/* The appends the size limit still allows: the data region and a whole window of records
+ * that stay in place must fit. */
+static int append_fits(const rt_thread *t) {
+  return !t->max_records || t->committed + half_records(t) + t->win_records <= t->max_records;
+}
+
+/* The half being written is full: hand it over and go on in the other half, once the
+ * other's append is done (it is zeroed then). At the size limit the full half stays in
+ * place and the other half is the last lap; after it, records are dropped. Returns 1 if
+ * the thread stalled: it waited for the drain or appended itself. */
+static int stream_turn(rt_thread *t) {
+  unsigned full = t->half, next = 1u - t->half;
+  int stalled = vprof_rt_drain_wait_(t);
+  if (t->job.err) {
+    stream_drop(t, strerror(t->job.err));
+    return stalled;
   }
-  t->committed += t->win_records;
-  __atomic_store_n(&t->hdr->committed_records, t->committed, __ATOMIC_RELEASE);
-  memset(t->win, 0, t->win_records * VPROF_RECORD_SIZE);
-  __atomic_store_n(&t->hdr->window_base, t->committed, __ATOMIC_RELEASE);
-  window_reset(t);
+  if (!append_fits(t) || t->last_lap) {
+    if (t->last_lap) {
+      stream_drop(t, "size limit reached");
+      return stalled;
+    }
+    t->last_lap = 1;
+    window_use_half(t, next);
+    return stalled;
+  }
+  if (vprof_rt_drain_submit_(t, half_at(t, full), half_records(t), t->committed)) {
+    stalled = 1; /* appended here */
+    if (t->job.err) {
+      stream_drop(t, strerror(t->job.err));
+      return stalled;
+    }
+  }
+  t->committed += half_records(t);
+  window_use_half(t, next);
+  return stalled;
 }
 
 /* Stores an end clock sample into a stream header: the realtime first, so that a reader
@@ -226,10 +267,12 @@ static void header_end_sample(vprof_stream_header *h, uint64_t ticks, uint64_t r
   __atomic_store_n(&h->end_ticks, ticks, __ATOMIC_RELEASE);
 }
 
-/* The window's records stay in the file (they are the stream's last records). */
+/* The window's records stay in the file (they are the stream's last records); the half
+ * on its way is appended first, since the window is unmapped after. */
 void vprof_rt_stream_close_(rt_thread *t, unsigned char next_state) {
   if (t->state == TS_OPEN || t->state == TS_DROPPING) {
     uint64_t ticks = 0, real = 0;
+    vprof_rt_drain_wait_(t);
     vprof_rt_clock_sample_(&ticks, &real);
     header_end_sample(t->hdr, ticks, real);
     __atomic_fetch_or(&t->hdr->flags, VPROF_STREAM_CLOSED, __ATOMIC_RELEASE);
@@ -258,7 +301,7 @@ void vprof_rt_release_profiler_frame_(rt_thread *t) {
 
 void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks) {
   rt_thread *t = &vprof_rt_thread_;
-  int saved, flushed = 0;
+  int saved, turned = 0, stalled = 0;
   uint64_t from, to;
   if (t->busy)
     return;
@@ -274,9 +317,10 @@ void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks) {
   if (t->state == TS_NONE) {
     if (vprof_rt_init_() == VPROF_RT_ON)
       stream_open(t);
+    stalled = 1;
   } else if (t->state == TS_OPEN) {
-    stream_flush(t);
-    flushed = 1;
+    stalled = stream_turn(t);
+    turned = 1;
   }
   to = vprof_clock_();
   t->busy = 0;
@@ -285,12 +329,14 @@ void vprof_emit_slow_(unsigned kind, uint64_t arg, uint64_t ticks) {
     /* the pending record first: its time is earlier; the window has room for all three */
     vprof_rt_emit_at_(kind, arg, ticks);
     from = from > ticks ? from : ticks;
-    if (t->hold) {
-      t->held_from = from;
-      t->held_to = to;
-    } else if (!t->exact)
-      profiler_frame(from, to);
-    if (flushed)
+    if (stalled && !t->exact) {
+      if (t->hold) {
+        t->held_from = from;
+        t->held_to = to;
+      } else
+        profiler_frame(from, to);
+    }
+    if (turned)
       vprof_rt_clock_record_if_due_();
   } else if (t->state == TS_DROPPING)
     __atomic_fetch_add(&t->hdr->dropped, 1, __ATOMIC_RELAXED);
@@ -326,6 +372,7 @@ void vprof_rt_streams_after_fork_(void) {
   if (t->win)
     munmap(t->win, t->win_records * VPROF_RECORD_SIZE);
   *t = (rt_thread){0};
+  vprof_rt_drain_after_fork_();
   n = l->next_seq < VPROF_MAX_STREAMS ? l->next_seq : VPROF_MAX_STREAMS;
   for (i = 0; i < n; i++) {
     if (g_streams[i])

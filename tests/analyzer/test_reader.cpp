@@ -121,6 +121,68 @@ TEST(Reader, DataRegionThenWindowInWritingOrder) {
   expect_counted(s, 1000);
 }
 
+// A stream as the drain leaves it: records [0, committed) in the data region, and the
+// window a ring of `window` slots holding records from `window_base` on in slot
+// i % window (`last` the newest record written; slots not yet reached are empty).
+fs::path ring_stream(const fs::path &dir, std::uint64_t window, std::uint64_t committed,
+                     std::uint64_t window_base, std::uint64_t last) {
+  TraceBuilder b(1);
+  b.thread(1).emit(VPROF_REC_ENTER, 0, 0);
+  fs::path f = b.write(dir, window)[0];
+  vprof_stream_header h;
+  std::ifstream(f, std::ios::binary).read(reinterpret_cast<char *>(&h), sizeof h);
+  h.committed_records = committed;
+  h.window_base = window_base;
+  std::vector<vprof_record> ring(window, vprof_record{0, 0}), data(committed);
+  auto rec = [](std::uint64_t i) { return vprof_record{vprof_record_head(VPROF_REC_ENTER, i), i}; };
+  for (std::uint64_t i = 0; i < committed; ++i)
+    data[i] = rec(i);
+  for (std::uint64_t i = window_base; i <= last; ++i)
+    ring[i % window] = rec(i);
+  std::ofstream o(f, std::ios::binary | std::ios::trunc);
+  std::vector<char> pad(4096 - sizeof h, 0);
+  o.write(reinterpret_cast<const char *>(&h), sizeof h);
+  o.write(pad.data(), static_cast<std::streamsize>(pad.size()));
+  o.write(reinterpret_cast<const char *>(ring.data()),
+          static_cast<std::streamsize>(window * sizeof(vprof_record)));
+  o.write(reinterpret_cast<const char *>(data.data()),
+          static_cast<std::streamsize>(committed * sizeof(vprof_record)));
+  return f;
+}
+
+TEST(Reader, TheWindowIsARingReadFromTheSlotAfterTheDataRegion) {
+  auto dir = fresh_dir("ring");
+  // three halves of 256 appended; the newest records from slot 256 on, wrapped to slot 0
+  ring_stream(dir, 512, 768, 768, 1100);
+  Trace t = Trace::open(dir);
+  const auto &s = t.streams()[0];
+  EXPECT_EQ(s.info().window_count, 1101u - 768u);
+  expect_counted(s, 1101);
+  EXPECT_EQ(s.offset_of(768), 4096u + 256u * 16);
+  EXPECT_EQ(s.offset_of(1024), 4096u);
+  s.release_pages(0, 1101);
+  expect_counted(s, 1101);
+}
+
+TEST(Reader, AHalfAppendedButNotYetZeroedIsReadOnce) {
+  auto dir = fresh_dir("ring-killed");
+  // killed after records 512..767 were appended and counted, before their half (slots
+  // 0..255, still holding them) was zeroed: the ring is read only up to window_base + 512
+  ring_stream(dir, 512, 768, 512, 900);
+  Trace t = Trace::open(dir);
+  EXPECT_EQ(t.streams()[0].info().window_count, 901u - 768u);
+  expect_counted(t.streams()[0], 901);
+}
+
+TEST(Reader, AWindowBaseMoreThanAWindowBehindIsDiagnosed) {
+  auto dir = fresh_dir("ring-bad");
+  fs::path f = ring_stream(dir, 512, 1024, 256, 1024);
+  auto e = expect_error([&] { Trace::open(dir); });
+  EXPECT_EQ(e.file(), f);
+  EXPECT_EQ(e.offset(), 144u);
+  EXPECT_NE(e.problem().find("more than a window behind"), std::string::npos) << e.problem();
+}
+
 TEST(Reader, UnalignedRegionsAreCopied) {
   auto dir = fresh_dir("unaligned");
   counted_stream(dir, 10, 3); // 9 in the data region, 1 in the window

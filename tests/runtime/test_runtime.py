@@ -27,7 +27,7 @@ def test_plain_run_writes_header_records_labels_and_maps(tc, tmp_path):
     p = tc.run(exe, ["plain", 1000], trace=tmp_path)
     _, n, iv = p.stdout.split()
     (s,) = vpt.read_dir(tmp_path)
-    assert s.version == 2 and s.header_size == 256 and s.record_size == 16
+    assert s.version == 3 and s.header_size == 256 and s.record_size == 16
     assert s.clock_kind == 1 and 1e8 < s.hz < 1e11  # TSC on x86-64
     assert s.pid == s.tid and s.seq == 0 and s.flags & vpt.CLOSED
     assert s.features & 2  # frame depth
@@ -103,26 +103,28 @@ def test_bad_option_value_keeps_default_and_says_so_only_when_verbose(tc, tmp_pa
 
 def test_full_windows_are_appended_without_losing_records(tc, tmp_path):
     exe = tc.compile("emit")
-    n = 100000  # 1.6 MB through a 16 KiB window: ~100 flushes
+    n = 100000  # 1.6 MB through a 16 KiB window: ~200 appends of its halves
     tc.run(exe, ["plain", n], trace=tmp_path, env={"VPROF_WINDOW_KB": "16"})
     (s,) = vpt.read_dir(tmp_path)
     assert s.count == n + 3 and s.dropped == 0
     assert list(s.args[:n]) == list(range(n))
-    assert s.window_records == 1024 and s.committed % 1024 == 0 and s.committed > 90 * 1024
+    assert s.window_records == 1024 and s.committed % 512 == 0 and s.committed > 97 * 1024
     assert s.path.stat().st_size == s.data_offset + 16 * s.committed
 
 
 def test_making_room_is_charged_to_the_profilers_own_frame(tc, tmp_path):
-    # every flush of a full window (and the stream's opening) is followed by a frame of the
-    # runtime's own site spanning the stall, after the record that waited for the room, so
-    # that the analyzer charges it to "(profiler)" and not to the function it interrupted
+    # without the drain thread, every append of a full half of the window (and the
+    # stream's opening) is followed by a frame of the runtime's own site spanning the stall,
+    # after the record that waited for the room, so that the analyzer charges it to
+    # "(profiler)" and not to the function it interrupted
     exe = tc.compile("emit")
-    n = 20000  # through a 16 KiB window (1,024 records): about 20 flushes
-    tc.run(exe, ["plain", n], trace=tmp_path, env={"VPROF_WINDOW_KB": "16"})
+    n = 20000  # through a 16 KiB window (halves of 512 records): about 40 appends
+    own = {"VPROF_WINDOW_KB": "16", "VPROF_DRAIN": "0"}
+    tc.run(exe, ["plain", n], trace=tmp_path, env=own)
     (s,) = vpt.read_dir(tmp_path)
     assert s.count == n + 3 and list(s.args[:n]) == list(range(n))
-    flushes = s.committed // s.window_records
-    assert flushes >= 19 and len(s.profiler) == flushes + 1, (flushes, len(s.profiler))
+    flushes = s.committed // (s.window_records // 2)
+    assert flushes >= 38 and len(s.profiler) == flushes + 1, (flushes, len(s.profiler))
     ticks = [t for _, t, _ in s.records()]  # the program's records, in order
     assert all(0 < to - frm < s.hz for frm, to, _, _ in s.profiler)  # a stall, under a second
     depths = {d for _, _, d, _ in s.profiler}
@@ -132,9 +134,9 @@ def test_making_room_is_charged_to_the_profilers_own_frame(tc, tmp_path):
         assert ticks[after - 1] <= frm and (after == len(ticks) or to <= ticks[after]), after
     assert s.profiler[0][3] == 1  # the stream's opening, after the first record
     # a BEGIN that waits for room keeps its LABEL right behind it: the frame follows both
-    m = 1022  # the first 16 KiB window holds ENTER 0, the opening's frame and 1,021 more
+    m = 510  # the first half holds ENTER 0, the opening's frame and 509 more
     trace = tmp_path / "begin"
-    tc.run(exe, ["plain", m], trace=trace, env={"VPROF_WINDOW_KB": "16"})
+    tc.run(exe, ["plain", m], trace=trace, env=own)
     (b,) = vpt.read_dir(trace)
     assert kinds(b)[m:] == ["INTERVAL_BEGIN", "LABEL", "INTERVAL_END"]
     assert [after for _, _, _, after in b.profiler] == [1, m + 2]

@@ -33,18 +33,22 @@ class Stream:
         self.thread_name = name.rstrip(b"\0").decode()
         assert self.magic == b"VPROFTRC", f"{path}: bad magic"
         assert len(data) >= self.data_offset + 16 * self.committed, f"{path}: truncated"
-        # the data region's records, then the window's up to its first empty slot
+        # the data region's records, then the window's (a ring) from the slot after them up
+        # to its first empty slot, at most up to window_base + window_records
         words = array.array("Q")
         words.frombytes(data[self.data_offset:self.data_offset + 16 * self.committed])
-        window = array.array("Q")
-        if self.window_base == self.committed:
-            window.frombytes(data[self.window_offset:self.window_offset + 16 * self.window_records])
-        heads = window[0::2]
+        ring = array.array("Q")
+        ring.frombytes(data[self.window_offset:self.window_offset + 16 * self.window_records])
+        slot = self.committed % self.window_records
+        room = self.window_base + self.window_records - self.committed
+        assert 0 <= room <= self.window_records, f"{path}: window_base out of range"
+        order = (ring[2 * slot:] + ring[:2 * slot])[:2 * room]
+        heads = order[0::2]
         try:
             used = heads.index(0)
         except ValueError:
             used = len(heads)
-        words.extend(window[:2 * used])
+        words.extend(order[:2 * used])
         self.heads, self.args = self._without_profiler_frames(words[0::2], words[1::2])
         self.count = len(self.heads)
 

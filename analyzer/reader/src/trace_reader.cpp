@@ -165,8 +165,9 @@ Stream::Stream(const std::filesystem::path &file) {
     fail(0, std::string("cannot read the header: ") + std::strerror(errno));
   if (std::memcmp(h.magic, VPROF_TRACE_MAGIC, VPROF_TRACE_MAGIC_SIZE) != 0)
     fail(0, "bad magic (not a vprof trace stream)");
-  if (h.version != VPROF_TRACE_VERSION)
+  if (h.version < VPROF_TRACE_VERSION_MIN || h.version > VPROF_TRACE_VERSION)
     fail(8, "unsupported version " + std::to_string(h.version) + " (this reader knows " +
+                std::to_string(VPROF_TRACE_VERSION_MIN) + " to " +
                 std::to_string(VPROF_TRACE_VERSION) +
                 "; record the program again with this vprof's runtime)");
   if (h.header_size != VPROF_STREAM_HEADER_SIZE)
@@ -199,6 +200,10 @@ Stream::Stream(const std::filesystem::path &file) {
   if (h.window_base > h.committed_records)
     fail(144, "window_base " + std::to_string(h.window_base) + " is past committed_records " +
                   std::to_string(h.committed_records));
+  if (h.committed_records - h.window_base > h.window_records)
+    fail(144, "window_base " + std::to_string(h.window_base) +
+                  " is more than a window behind committed_records " +
+                  std::to_string(h.committed_records));
   info_.pid = h.pid;
   info_.tid = h.tid;
   info_.ppid = h.ppid;
@@ -221,8 +226,6 @@ Stream::Stream(const std::filesystem::path &file) {
   for (char &c : info_.hostname)
     if (c < 0x21 || c > 0x7e)
       c = '?';
-  data_offset_ = h.data_offset;
-  window_offset_ = h.window_offset;
 
   // Validate through pread in blocks rather than through a mapping: opening a large
   // trace must neither make the file resident nor fault every page twice. The data region
@@ -249,73 +252,90 @@ Stream::Stream(const std::filesystem::path &file) {
     }
     return n;
   };
+  auto add_part = [&](std::uint64_t off, std::uint64_t n) {
+    if (n)
+      parts_[nparts_++] = Part{off, n};
+  };
   std::uint64_t n_data = scan(h.data_offset, h.committed_records, true);
-  // window_base != committed_records: the process was killed while the window was being
-  // reset after a flush; its records are all in the data region already.
-  std::uint64_t n_win =
-      h.window_base == h.committed_records ? scan(h.window_offset, h.window_records, false) : 0;
+  add_part(h.data_offset, n_data);
+  // The window is a ring: the record after the data region's last is in slot
+  // committed_records % window_records, and at most window_base + window_records - 1 is
+  // there (fewer when a half was appended but not yet zeroed when the process died).
+  std::uint64_t slot = h.committed_records % h.window_records,
+                room = h.window_base + h.window_records - h.committed_records;
+  std::uint64_t run = std::min(room, h.window_records - slot);
+  std::uint64_t n_win = scan(h.window_offset + slot * rec, run, false);
+  add_part(h.window_offset + slot * rec, n_win);
+  if (n_win == run && room > run) {
+    std::uint64_t wrapped = scan(h.window_offset, room - run, false);
+    add_part(h.window_offset, wrapped);
+    n_win += wrapped;
+  }
   count_ = static_cast<std::size_t>(n_data + n_win);
   info_.window_count = n_win;
   if (count_ == 0) {
     ::close(fd);
     return;
   }
+  if (std::string problem = map_parts(fd); !problem.empty())
+    fail(0, std::move(problem));
+  ::close(fd);
+  ::madvise(map_, map_size_, MADV_SEQUENTIAL);
+}
 
-  // Expose the records as one contiguous array without copying: the data region and the
-  // window mapped back to back into one reserved range when both are page-aligned (as
-  // libvprof_rt writes them), else one region mapped alone; a copy only as a last resort.
+std::string Stream::map_parts(int fd) {
+  const std::uint64_t rec = VPROF_RECORD_SIZE;
   const std::size_t page = page_size();
   auto round_up = [&](std::uint64_t x) { return (x + page - 1) / page * page; };
   auto map_at = [&](void *where, std::uint64_t off, std::uint64_t len) {
     return ::mmap(where, static_cast<std::size_t>(len), PROT_READ,
                   MAP_PRIVATE | (where ? MAP_FIXED : 0), fd, static_cast<off_t>(off));
   };
-  if (n_win == 0 || n_data == 0) {
-    std::uint64_t off = n_win == 0 ? h.data_offset : h.window_offset;
-    std::uint64_t lo = off / page * page, len = off + count_ * rec - lo;
+  auto cannot = [](const char *what) { return std::string(what) + std::strerror(errno); };
+  if (nparts_ == 1) { // mapped where it lies
+    std::uint64_t off = parts_[0].file_offset, lo = off / page * page,
+                  len = off + count_ * rec - lo;
     void *m = map_at(nullptr, lo, len);
     if (m == MAP_FAILED)
-      fail(0, std::string("cannot map: ") + std::strerror(errno));
+      return cannot("cannot map: ");
     map_ = m;
     map_size_ = static_cast<std::size_t>(len);
     records_ = reinterpret_cast<const vprof_record *>(static_cast<const char *>(m) + (off - lo));
-  } else if (h.data_offset % page == 0 && h.window_offset % page == 0 &&
-             (n_data * rec) % page == 0) {
-    std::uint64_t len = n_data * rec + round_up(n_win * rec);
-    void *m = ::mmap(nullptr, static_cast<std::size_t>(len), PROT_NONE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (m == MAP_FAILED)
-      fail(0, std::string("cannot map: ") + std::strerror(errno));
-    map_ = m;
-    map_size_ = static_cast<std::size_t>(len);
-    char *base = static_cast<char *>(m);
-    if (map_at(base, h.data_offset, n_data * rec) == MAP_FAILED ||
-        map_at(base + n_data * rec, h.window_offset, round_up(n_win * rec)) == MAP_FAILED)
-      fail(0, std::string("cannot map: ") + std::strerror(errno));
-    records_ = reinterpret_cast<const vprof_record *>(base);
-  } else {
-    std::uint64_t len = round_up(count_ * rec);
-    void *m = ::mmap(nullptr, static_cast<std::size_t>(len), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (m == MAP_FAILED)
-      fail(0, std::string("cannot allocate: ") + std::strerror(errno));
-    map_ = m;
-    map_size_ = static_cast<std::size_t>(len);
-    char *base = static_cast<char *>(m);
-    if (!pread_all(fd, base, n_data * rec, h.data_offset) ||
-        !pread_all(fd, base + n_data * rec, n_win * rec, h.window_offset))
-      fail(0, "cannot read records (file shrank?)");
-    copied_ = true;
-    records_ = reinterpret_cast<const vprof_record *>(base);
+    return {};
   }
-  ::close(fd);
-  ::madvise(map_, map_size_, MADV_SEQUENTIAL);
+  bool aligned = true; // every part starts on a page, and all but the last fill whole pages
+  for (std::size_t i = 0; i < nparts_; ++i)
+    aligned = aligned && parts_[i].file_offset % page == 0 &&
+              (i + 1 == nparts_ || parts_[i].count * rec % page == 0);
+  std::uint64_t len = round_up(count_ * rec);
+  void *m =
+      ::mmap(nullptr, static_cast<std::size_t>(len), aligned ? PROT_NONE : PROT_READ | PROT_WRITE,
+             MAP_PRIVATE | MAP_ANONYMOUS | (aligned ? MAP_NORESERVE : 0), -1, 0);
+  if (m == MAP_FAILED)
+    return cannot(aligned ? "cannot map: " : "cannot allocate: ");
+  map_ = m;
+  map_size_ = static_cast<std::size_t>(len);
+  char *at = static_cast<char *>(m);
+  for (std::size_t i = 0; i < nparts_; ++i) {
+    const Part &p = parts_[i];
+    if (aligned ? map_at(at, p.file_offset, round_up(p.count * rec)) == MAP_FAILED
+                : !pread_all(fd, at, p.count * rec, p.file_offset))
+      return aligned ? cannot("cannot map: ") : "cannot read records (file shrank?)";
+    at += p.count * rec;
+  }
+  copied_ = !aligned;
+  records_ = reinterpret_cast<const vprof_record *>(m);
+  return {};
 }
 
 std::uint64_t Stream::offset_of(std::size_t i) const {
-  const std::uint64_t n_data = info_.committed_records; // all of them were read
-  return i < n_data ? data_offset_ + static_cast<std::uint64_t>(i) * VPROF_RECORD_SIZE
-                    : window_offset_ + (static_cast<std::uint64_t>(i) - n_data) * VPROF_RECORD_SIZE;
+  auto k = static_cast<std::uint64_t>(i);
+  for (std::size_t p = 0; p < nparts_; ++p) {
+    if (k < parts_[p].count)
+      return parts_[p].file_offset + k * VPROF_RECORD_SIZE;
+    k -= parts_[p].count;
+  }
+  return 0; // past the last record
 }
 
 void Stream::release_pages(std::size_t begin, std::size_t end) const {
@@ -338,8 +358,7 @@ Stream::~Stream() {
 Stream::Stream(Stream &&o) noexcept
     : run_offset_(o.run_offset_), run_scale_(o.run_scale_), host_(o.host_),
       info_(std::move(o.info_)), map_(o.map_), map_size_(o.map_size_), records_(o.records_),
-      count_(o.count_), data_offset_(o.data_offset_), window_offset_(o.window_offset_),
-      copied_(o.copied_) {
+      count_(o.count_), parts_(o.parts_), nparts_(o.nparts_), copied_(o.copied_) {
   o.map_ = nullptr;
   o.records_ = nullptr;
   o.count_ = 0;

@@ -15,15 +15,20 @@
  *   offset data_offset    the data region: vprof_record[committed_records]
  *
  * The writer appends records to the window through a shared mapping, so a killed process
- * leaves every record it finished. A full window is copied (pwrite) to the end of the data
- * region, then zeroed and reused: the window's pages are faulted in once, not the whole
- * file's. A record is finished when its kind byte is non-zero (the writer stores `arg`
- * first and `head` second).
+ * leaves every record it finished. The window is a ring of two halves: record i of the
+ * stream, once past the data region, lives in slot i % window_records. A full half is
+ * copied (pwrite) to the end of the data region, then zeroed and reused, while the writer
+ * goes on in the other half: the window's pages are faulted in once, not the whole file's.
+ * A record is finished when its kind byte is non-zero (the writer stores `arg` first and
+ * `head` second).
  *
  * The records of the stream, in the order written: the data region's committed_records,
- * then, if window_base == committed_records, the window's records up to the first whose
- * kind is zero (if window_base differs, the process was killed while the window was being
- * reset and all of its records are already in the data region).
+ * then records i = committed_records, committed_records + 1, ... from window slot
+ * i % window_records, while i < window_base + window_records and the slot's kind is not
+ * zero. (window_base < committed_records: the process was killed after a half was
+ * appended and before it was zeroed; its records are in the data region, and the bound
+ * keeps them from being read twice.) Version 2 wrote whole windows, with window_base
+ * either committed_records or a window behind it: the same rule reads it.
  */
 #ifndef VPROF_TRACE_FORMAT_H
 #define VPROF_TRACE_FORMAT_H
@@ -36,7 +41,9 @@ extern "C" {
 
 #define VPROF_TRACE_MAGIC "VPROFTRC" /* 8 bytes, no terminator stored */
 #define VPROF_TRACE_MAGIC_SIZE 8
-#define VPROF_TRACE_VERSION 2u
+#define VPROF_TRACE_VERSION 3u
+/* the oldest version the same reading rule reads (see above) */
+#define VPROF_TRACE_VERSION_MIN 2u
 #define VPROF_STREAM_HEADER_SIZE 256u
 #define VPROF_RECORD_SIZE 16u
 
@@ -87,10 +94,12 @@ enum vprof_clock_kind {
  *   120    8 window_offset     file offset of the window (a multiple of the page size)
  *   128    8 data_offset       file offset of the data region (window_offset +
  *                              16 * window_records)
- *   136    8 committed_records records in the data region (a multiple of
- *                              window_records); updated after each flush
- *   144    8 window_base       record index of the window's first slot; equal to
- *                              committed_records while the window holds the newest records
+ *   136    8 committed_records records in the data region (a multiple of half the
+ *                              window); updated after each append
+ *   144    8 window_base       the window holds records window_base ..
+ *                              window_base + window_records - 1 at most; equal to
+ *                              committed_records except between an append and the
+ *                              zeroing of its half
  *   152    8 end_ticks         clock value of the end clock sample (0: none yet): written
  *                              when the thread or the process ends, after end_realtime_ns
  *   160    8 end_realtime_ns   CLOCK_REALTIME at end_ticks

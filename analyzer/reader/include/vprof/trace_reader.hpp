@@ -8,6 +8,7 @@
 #include "vprof/sched_reader.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
@@ -66,10 +67,11 @@ struct StreamInfo {
 // One per-thread stream file, mapped read-only. Opening validates the header (magic,
 // version, header and record sizes, clock kind and frequency, the window and data regions
 // against the file size) and every record: all of the data region's, then the window's
-// up to its first empty slot (trace_format.h); a record with an unknown kind is an error.
-// The two parts are presented as one array in the order written, mapped back to back
-// without a copy. After a successful open, records() may be iterated without further
-// checks. Cost: one sequential pass over the records at open.
+// from the ring slot after them up to the first empty slot (trace_format.h); a record with
+// an unknown kind is an error. The parts (the data region, the window's one or two runs)
+// are presented as one array in the order written, mapped back to back without a copy. After a
+// successful open, records() may be iterated without further checks. Cost: one sequential pass over
+// the records at open.
 class Stream {
 public:
   explicit Stream(const std::filesystem::path &file); // throws TraceError
@@ -110,9 +112,14 @@ private:
   std::size_t map_size_ = 0;
   const vprof_record *records_ = nullptr;
   std::size_t count_ = 0;
-  // records_[0, info_.committed_records) come from the data region, the rest from the
-  // window
-  std::uint64_t data_offset_ = 0, window_offset_ = 0;
+  // Where records_ come from, in order: the data region, then the window's runs.
+  struct Part {
+    std::uint64_t file_offset = 0, count = 0;
+  };
+  std::array<Part, 3> parts_{};
+  std::size_t nparts_ = 0;
+  // Maps (or copies) the parts into one array; returns the problem, or "".
+  std::string map_parts(int fd);
   bool copied_ = false; // records_ is a private copy (regions not page-aligned)
 };
 

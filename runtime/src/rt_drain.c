@@ -1,0 +1,229 @@
+/* libvprof_rt's drain: a process-wide thread, started by the first half handed over, that
+ * appends halves of the threads' windows to their stream files. Recording threads push
+ * their job on a lock-free stack and wake the drain only if it sleeps; a thread whose
+ * other half is still being appended waits on its job until the drain is done with it.
+ * Both spin a little before they sleep, so that a thread filling halves faster than a
+ * wake-up takes does not pay one per half: the drain, for twice the time between the last
+ * two pushes when that is short (at most kSpinUs); a waiting thread, up to kSpinUs.
+ * The drain takes no lock a recording thread could hold, records nothing and takes no
+ * signals (they stay with the program's threads). */
+#define _GNU_SOURCE
+#include "rt_drain.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "rt_clock.h"
+#include "rt_stream.h"
+
+/* The longest a drain or a waiting thread spins before it sleeps, in microseconds. */
+#define VPROF_DRAIN_SPIN_US 100
+
+enum { DRAIN_NONE = 0, DRAIN_STARTING = 1, DRAIN_RUNNING = 2, DRAIN_UNAVAILABLE = 3 };
+
+/* The process's drain: its queue of jobs, whether it sleeps, whether it runs. */
+static struct {
+  rt_drain_job *queue; /* pushed by recording threads, taken whole by the drain */
+  int sleeping;        /* 1: the drain waits on this word for a push */
+  int state;           /* DRAIN_* */
+  uint64_t last_push;  /* clock of the last push (written by pushers, relaxed) */
+  uint64_t push_gap;   /* clock ticks between the last two pushes (relaxed) */
+} g_drain;
+
+static void cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  __asm__ __volatile__("yield");
+#endif
+}
+
+/* VPROF_DRAIN_SPIN_US in clock ticks. */
+static uint64_t spin_limit(void) {
+  return vprof_rt_clock_base_.hz / 1000000u * VPROF_DRAIN_SPIN_US;
+}
+
+/* Spins until *word is no longer `value` or `ticks` have passed. Returns 1 if it changed. */
+static int spin_while(int *word, int value, uint64_t ticks) {
+  uint64_t until = vprof_clock_() + ticks;
+  while (__atomic_load_n(word, __ATOMIC_ACQUIRE) == value) {
+    if (vprof_clock_() >= until)
+      return 0;
+    cpu_relax();
+  }
+  return 1;
+}
+
+/* Spins until something is queued or `ticks` have passed. */
+static int spin_until_queued(uint64_t ticks) {
+  uint64_t until = vprof_clock_() + ticks;
+  while (__atomic_load_n(&g_drain.queue, __ATOMIC_ACQUIRE) == NULL) {
+    if (vprof_clock_() >= until)
+      return 0;
+    cpu_relax();
+  }
+  return 1;
+}
+
+static void futex_wait(int *word, int value) {
+  syscall(SYS_futex, word, FUTEX_WAIT_PRIVATE, value, NULL, NULL, 0);
+}
+
+static void futex_wake(int *word) {
+  syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+}
+
+/* The append itself, then the job is idle again and its owner, if it waits, woken. */
+static void job_run(rt_drain_job *j) {
+  j->err = vprof_rt_stream_append_(j->owner, j->half, j->records, j->index) == 0 ? 0 : errno;
+  if (__atomic_exchange_n(&j->state, DRAIN_IDLE, __ATOMIC_ACQ_REL) == DRAIN_BUSY_WAITED)
+    futex_wake(&j->state);
+}
+
+/* Everything queued, oldest first. Null when the queue is empty. */
+static rt_drain_job *take_queue(void) {
+  rt_drain_job *newest = __atomic_exchange_n(&g_drain.queue, NULL, __ATOMIC_ACQ_REL),
+               *oldest = NULL;
+  while (newest) {
+    rt_drain_job *next = newest->next;
+    newest->next = oldest;
+    oldest = newest;
+    newest = next;
+  }
+  return oldest;
+}
+
+/* Sleeps until a job is pushed: says it sleeps, then looks once more (a push between the
+ * two sees `sleeping` and wakes it, or the futex finds the word changed). */
+static void sleep_until_pushed(void) {
+  uint64_t gap = __atomic_load_n(&g_drain.push_gap, __ATOMIC_RELAXED), limit = spin_limit();
+  if (gap && gap < limit / 2 && spin_until_queued(2 * gap))
+    return;
+  __atomic_store_n(&g_drain.sleeping, 1, __ATOMIC_SEQ_CST);
+  if (__atomic_load_n(&g_drain.queue, __ATOMIC_SEQ_CST) == NULL)
+    futex_wait(&g_drain.sleeping, 1);
+  __atomic_store_n(&g_drain.sleeping, 0, __ATOMIC_SEQ_CST);
+}
+
+static void *drain_main(void *unused) {
+  (void)unused;
+  /* this thread records nothing: a probe or an interposed call here is ignored */
+  vprof_rt_thread_.state = TS_FAILED;
+  for (;;) {
+    rt_drain_job *j = take_queue();
+    if (!j) {
+      sleep_until_pushed();
+      continue;
+    }
+    while (j) {
+      rt_drain_job *next = j->next; /* read first: the owner may reuse the job once idle */
+      job_run(j);
+      j = next;
+    }
+  }
+  return NULL;
+}
+
+/* Starts the drain thread with every signal blocked (it inherits the mask), small and
+ * detached. Returns 1 if it runs. */
+static int drain_start(void) {
+  pthread_attr_t attr;
+  pthread_t th;
+  sigset_t all, old;
+  int rc;
+  if (pthread_attr_init(&attr) != 0)
+    return 0;
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  pthread_attr_setstacksize(&attr, 64 * 1024);
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  rc = pthread_create(&th, &attr, drain_main, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc != 0) {
+    vprof_rt_log_("cannot start the drain thread (%s): threads append their own windows",
+                  strerror(rc));
+    return 0;
+  }
+  pthread_setname_np(th, "vprof-drain");
+  vprof_rt_log_("drain thread started");
+  return 1;
+}
+
+/* 1 if the drain runs (started now by this caller if it is the first), 0 if the caller
+ * must append itself: drain off, not startable, or being started by another thread. */
+static int drain_ready(void) {
+  int s = __atomic_load_n(&g_drain.state, __ATOMIC_ACQUIRE);
+  if (s == DRAIN_RUNNING)
+    return 1;
+  if (s != DRAIN_NONE)
+    return 0;
+  if (!vprof_rt_process_.opt.DRAIN) {
+    __atomic_store_n(&g_drain.state, DRAIN_UNAVAILABLE, __ATOMIC_RELEASE);
+    return 0;
+  }
+  if (!__atomic_compare_exchange_n(&g_drain.state, &s, DRAIN_STARTING, 0, __ATOMIC_ACQ_REL,
+                                   __ATOMIC_ACQUIRE))
+    return s == DRAIN_RUNNING;
+  s = drain_start() ? DRAIN_RUNNING : DRAIN_UNAVAILABLE;
+  __atomic_store_n(&g_drain.state, s, __ATOMIC_RELEASE);
+  return s == DRAIN_RUNNING;
+}
+
+static void push(rt_drain_job *j) {
+  uint64_t now = vprof_clock_(),
+           last = __atomic_exchange_n(&g_drain.last_push, now, __ATOMIC_RELAXED);
+  rt_drain_job *head = __atomic_load_n(&g_drain.queue, __ATOMIC_RELAXED);
+  __atomic_store_n(&g_drain.push_gap, last && now > last ? now - last : 0, __ATOMIC_RELAXED);
+  do
+    j->next = head;
+  while (!__atomic_compare_exchange_n(&g_drain.queue, &head, j, 1, __ATOMIC_SEQ_CST,
+                                      __ATOMIC_RELAXED));
+  if (__atomic_exchange_n(&g_drain.sleeping, 0, __ATOMIC_SEQ_CST) == 1)
+    futex_wake(&g_drain.sleeping);
+}
+
+int vprof_rt_drain_submit_(rt_thread *t, vprof_record *half, uint64_t records, uint64_t index) {
+  rt_drain_job *j = &t->job;
+  j->owner = t;
+  j->half = half;
+  j->records = records;
+  j->index = index;
+  j->err = 0;
+  __atomic_store_n(&j->state, DRAIN_BUSY, __ATOMIC_RELEASE);
+  if (drain_ready()) {
+    push(j);
+    return 0;
+  }
+  job_run(j);
+  return 1;
+}
+
+int vprof_rt_drain_wait_(rt_thread *t) {
+  rt_drain_job *j = &t->job;
+  int s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
+  if (s == DRAIN_IDLE)
+    return 0;
+  if (spin_while(&j->state, DRAIN_BUSY, spin_limit()))
+    return 1;
+  s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
+  while (s != DRAIN_IDLE) {
+    if (s == DRAIN_BUSY_WAITED || __atomic_compare_exchange_n(&j->state, &s, DRAIN_BUSY_WAITED, 0,
+                                                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      futex_wait(&j->state, DRAIN_BUSY_WAITED);
+    s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
+  }
+  return 1;
+}
+
+void vprof_rt_drain_after_fork_(void) {
+  g_drain.queue = NULL;
+  g_drain.sleeping = 0;
+  g_drain.state = DRAIN_NONE;
+  g_drain.last_push = g_drain.push_gap = 0;
+}

@@ -1,0 +1,43 @@
+/* libvprof_rt's drain (rt_drain.c): one thread per process that appends full halves of
+ * the threads' windows to their stream files, so that a recording thread hands a half
+ * over and goes on writing into the other instead of stalling in pwrite inside whatever
+ * interval it is running. Without the thread (VPROF_DRAIN=0, or it could not be started)
+ * the recording thread appends the half itself, as before. */
+#ifndef VPROF_RT_DRAIN_H
+#define VPROF_RT_DRAIN_H
+
+#include <stdint.h>
+
+#include "rt_internal.h"
+
+struct rt_thread;
+
+/* DRAIN_BUSY_WAITED: the owner sleeps on `state` until the append is done. */
+enum drain_job_state { DRAIN_IDLE = 0, DRAIN_BUSY = 1, DRAIN_BUSY_WAITED = 2 };
+
+/* One half of a thread's window on its way to the data region. A thread has at most one
+ * in flight: it writes into the other half meanwhile. */
+typedef struct rt_drain_job {
+  struct rt_drain_job *next; /* the drain's queue */
+  struct rt_thread *owner;
+  vprof_record *half;
+  uint64_t records; /* records of the half */
+  uint64_t index;   /* the stream index of its first record */
+  int state;        /* enum drain_job_state, read and written atomically */
+  int err;          /* errno of a failed append (0: none); read after the job is idle */
+} rt_drain_job;
+
+/* Appends the owner's half `half` of `records` records, the stream's records from `index`
+ * on, to its data region, then counts them as committed, zeroes the half and moves the
+ * window's base past it. On the drain thread, or at once on the calling thread if there is
+ * none; returns 1 if the caller did the work itself (it stalled), 0 if it was handed over. */
+int vprof_rt_drain_submit_(struct rt_thread *t, vprof_record *half, uint64_t records,
+                           uint64_t index) VPROF_RT_HIDDEN_;
+
+/* Waits until the thread's job is done. Returns 1 if the thread had to wait. */
+int vprof_rt_drain_wait_(struct rt_thread *t) VPROF_RT_HIDDEN_;
+
+/* In a fork child: the drain thread is the parent's; the child starts its own when needed. */
+void vprof_rt_drain_after_fork_(void) VPROF_RT_HIDDEN_;
+
+#endif /* VPROF_RT_DRAIN_H */
