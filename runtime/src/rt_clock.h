@@ -34,7 +34,8 @@ void vprof_rt_clock_sample_(uint64_t *ticks, uint64_t *real) VPROF_RT_HIDDEN_;
 uint64_t vprof_rt_clock_refined_hz_(void) VPROF_RT_HIDDEN_;
 
 /* Writes a CLOCK record on the calling thread if the sample period is over in the
- * process (the first thread to find it over writes it); called after a half of the window is handed over. */
+ * process (the first thread to find it over writes it); called after a half of the window is handed
+ * over. */
 void vprof_rt_clock_record_if_due_(void) VPROF_RT_HIDDEN_;
 
 #endif /* VPROF_RT_CLOCK_H */
