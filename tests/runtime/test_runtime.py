@@ -170,6 +170,17 @@ def test_sigkill_leaves_every_record_readable(tc, tmp_path):
     assert list(s.args[:n]) == list(range(n))
 
 
+def test_the_drain_takes_part_in_a_change_of_ids(tc, tmp_path):
+    # setuid/setgid in a threaded process signal every thread (glibc's SIGSETXID); the
+    # drain thread blocks the program's signals but not that one, or the call would hang
+    exe = tc.compile("emit")
+    n = 20000  # five halves of a 64 KiB window: the drain runs before the ids change
+    p = tc.run(exe, ["setxid", n], trace=tmp_path, env={"VPROF_WINDOW_KB": "64"}, timeout=30)
+    assert p.stdout.decode().split() == ["drain", "1"]
+    (s,) = vpt.read_dir(tmp_path)
+    assert s.count == 2 * n and list(s.args) == list(range(2 * n))
+
+
 def test_fork_child_gets_own_stream_and_parent_is_untouched(tc, tmp_path):
     exe = tc.compile("emit")
     n = 50000

@@ -1,8 +1,11 @@
 /* Test program: emits numbered records (arg = sequence number) and then exits normally,
- * kills itself with SIGKILL, or forks. Usage: emit plain|kill|fork N */
+ * kills itself with SIGKILL, forks, or changes its ids. Usage:
+ * emit plain|exec|clock|kill|fork|setxid N */
+#define _GNU_SOURCE
 #include <vprof/probe.h>
 #include <vprof/vprof.h>
 
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,28 @@ static uint64_t begin_labelled(void) {
   uint64_t iv;
   VPROF_INTERVAL_BEGIN(iv, "Parent\tlabel");
   return iv;
+}
+
+/* 1 if a thread of this process is named `name` (/proc/self/task/<tid>/comm). */
+static int has_thread_named(const char *name) {
+  DIR *d = opendir("/proc/self/task");
+  struct dirent *e;
+  int found = 0;
+  while (d && (e = readdir(d)) != NULL && !found) {
+    char path[300], comm[32] = "";
+    FILE *f;
+    snprintf(path, sizeof path, "/proc/self/task/%s/comm", e->d_name);
+    f = fopen(path, "r");
+    if (f && fgets(comm, sizeof comm, f)) {
+      comm[strcspn(comm, "\n")] = 0;
+      found = !strcmp(comm, name);
+    }
+    if (f)
+      fclose(f);
+  }
+  if (d)
+    closedir(d);
+  return found;
 }
 
 int main(int argc, char **argv) {
@@ -58,6 +83,18 @@ int main(int argc, char **argv) {
     emit_seq(0, n);
     kill(getpid(), SIGKILL);
     return 3;
+  }
+  if (!strcmp(argv[1], "setxid")) {
+    /* glibc makes every thread of the process change its ids (a signal to each): the
+     * drain, which blocks the program's signals, must take part or this never returns */
+    int drain;
+    emit_seq(0, n);
+    drain = has_thread_named("vprof-drain");
+    if (setgid(getgid()) != 0 || setuid(getuid()) != 0)
+      return 5;
+    emit_seq(n, n);
+    printf("drain %d\n", drain);
+    return 0;
   }
   if (!strcmp(argv[1], "fork")) {
     pid_t child;
