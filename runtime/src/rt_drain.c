@@ -1,5 +1,8 @@
-/* libvprof_rt's drain: a process-wide thread, started by the first half handed over, that
- * appends halves of the threads' windows to their stream files. Recording threads push
+/* libvprof_rt's drain: a process-wide thread, started with the runtime (or, in a fork
+ * child, by its first half handed over), that appends halves of the threads' windows to
+ * their stream files. Started at start-up rather than from a probe's slow path because
+ * pthread_create is not async-signal-safe: a probe in a signal handler that interrupted
+ * malloc must not be the one to create it. Recording threads push
  * their job on a lock-free stack and wake the drain only if it sleeps; a thread whose
  * other half is still being appended waits on its job until the drain is done with it.
  * Both spin a little before they sleep, so that a thread filling halves faster than a
@@ -220,6 +223,8 @@ int vprof_rt_drain_wait_(rt_thread *t) {
   }
   return 1;
 }
+
+void vprof_rt_drain_start_(void) { drain_ready(); }
 
 void vprof_rt_drain_after_fork_(void) {
   g_drain.queue = NULL;

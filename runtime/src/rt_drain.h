@@ -1,4 +1,4 @@
-/* libvprof_rt's drain (rt_drain.c): one thread per process that appends full halves of
+/* libvprof_rt's drain (rt_drain.c): one thread per traced process that appends full halves of
  * the threads' windows to their stream files, so that a recording thread hands a half
  * over and goes on writing into the other instead of stalling in pwrite inside whatever
  * interval it is running. Without the thread (VPROF_DRAIN=0, or it could not be started)
@@ -33,6 +33,10 @@ typedef struct rt_drain_job {
  * none; returns 1 if the caller did the work itself (it stalled), 0 if it was handed over. */
 int vprof_rt_drain_submit_(struct rt_thread *t, vprof_record *half, uint64_t records,
                            uint64_t index) VPROF_RT_HIDDEN_;
+
+/* Starts the drain thread now, at start-up, where creating a thread is safe; a fork child
+ * starts its own at its first hand-over. Nothing if VPROF_DRAIN=0. */
+void vprof_rt_drain_start_(void) VPROF_RT_HIDDEN_;
 
 /* Waits until the thread's job is done. Returns 1 if the thread had to wait. */
 int vprof_rt_drain_wait_(struct rt_thread *t) VPROF_RT_HIDDEN_;

@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "rt_clock.h"
+#include "rt_drain.h"
 #include "rt_files.h"
 #include "rt_stream.h"
 
@@ -134,6 +135,7 @@ static void init_once(void) {
                 p->dir, c->kind == VPROF_CLOCK_TSC ? "tsc" : "monotonic", (unsigned long long)c->hz,
                 (unsigned long long)l->window_bytes, (unsigned long long)l->max_bytes, p->opt.SYNC);
   __atomic_store_n(&p->state, VPROF_RT_ON, __ATOMIC_RELEASE);
+  vprof_rt_drain_start_();
 }
 
 int vprof_rt_start_up_(void) {
