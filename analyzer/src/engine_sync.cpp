@@ -386,7 +386,9 @@ void Engine::kernel(std::int32_t ti, const trace::KernelEvent &ev) {
     }
     th.ksleep = true;
     th.kwoken = false;
-    if (!th.waiting) {
+    // A sleep inside the runtime's own frame (a thread waiting for the drain to append its
+    // other half) is the stall the frame already stands for: it stays the frame's time.
+    if (!th.waiting && !in_profiler_frame(th)) {
       begin_wait(th, t, kernel_wait_kind(ev.syscall));
       ++out_.kernel_waits;
     }

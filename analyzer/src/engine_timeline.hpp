@@ -178,6 +178,12 @@ struct Thread {
 
 inline bool is_probe(unsigned k) { return k == VPROF_REC_ENTER || k == VPROF_REC_EXIT; }
 
+// The thread is inside the runtime's own frame (VPROF_SITE_PROFILER: making room in its
+// stream, or waiting for the drain to).
+inline bool in_profiler_frame(const Thread &th) {
+  return !th.stack.empty() && th.stack.back().site == VPROF_SITE_PROFILER;
+}
+
 struct ObjKey {
   std::uint64_t a, b, c;
   bool operator==(const ObjKey &) const = default;

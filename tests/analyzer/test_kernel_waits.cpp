@@ -111,6 +111,27 @@ TEST(KernelWaits, FutexHandoffFollowsTheWaker) {
   EXPECT_EQ(sum(self_times(eo, 0)), 100);
 }
 
+// A thread that fills its other half before the drain has appended the first sleeps in a
+// futex inside the profiler's frame, woken by the drain (thread 9 of the process, no
+// stream). That sleep is the stall the frame stands for: no kernel wait, no pseudo-waker,
+// the time stays (profiler)'s own.
+TEST(KernelWaits, ASleepInsideTheProfilersFrameStaysTheFramesTime) {
+  auto dir = fresh_dir("profiler-frame");
+  TraceBuilder b(1);
+  b.thread(1)
+      .emit(VPROF_REC_INTERVAL_BEGIN, 1, 0)
+      .enter(1, 10, 1)
+      .enter(VPROF_SITE_PROFILER, 20, 1000)
+      .exit(VPROF_SITE_PROFILER, 60, 1000)
+      .exit(1, 80, 1)
+      .emit(VPROF_REC_INTERVAL_END, 1, 100);
+  b.write(dir);
+  SchedBuilder().sleep(30, 1, 1, SYS_futex).wake(45, 1, 1, 9, 1).run(50, 1, 1).write(dir);
+  auto eo = run(dir);
+  EXPECT_EQ(eo.kernel_waits, 0u);
+  EXPECT_EQ(self_times(eo, 0), (Times{{"/", 30}, {"/s1", 30}, {"/s1/s4294967295", 40}}));
+}
+
 // The recorder's one-record switch: the SLEEP of thread 3 (of the tree, no stream) carries
 // T1's RUN at 70; the reader expands it and the analysis is the one above. A version 1 file
 // with the separate RUN reads the same.
