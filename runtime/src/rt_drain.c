@@ -2,14 +2,14 @@
  * child, by its first half handed over), that appends halves of the threads' windows to
  * their stream files. Started at start-up rather than from a probe's slow path because
  * pthread_create is not async-signal-safe: a probe in a signal handler that interrupted
- * malloc must not be the one to create it. Recording threads push
- * their job on a lock-free stack and wake the drain only if it sleeps; a thread whose
- * other half is still being appended waits on its job until the drain is done with it.
- * Both spin a little before they sleep, so that a thread filling halves faster than a
- * wake-up takes does not pay one per half: the drain, for twice the time between the last
- * two pushes when that is short (at most kSpinUs); a waiting thread, up to kSpinUs.
- * The drain takes no lock a recording thread could hold, records nothing and takes no
- * signals (they stay with the program's threads). */
+ * malloc must not be the one to create it. Recording threads push their job on a
+ * lock-free stack and wake the drain only if it sleeps; a thread whose other half is still
+ * being appended waits on its job until the drain is done with it. Both spin a little
+ * before they sleep, so that a thread filling halves faster than a wake-up takes does not
+ * pay one per half: the drain, for twice the time between the last two pushes when that is
+ * short (at most VPROF_DRAIN_SPIN_US); a waiting thread, up to VPROF_DRAIN_SPIN_US. The
+ * drain takes no lock a recording thread could hold, records nothing and blocks the
+ * program's signals (they stay with the program's threads). */
 #define _GNU_SOURCE
 #include "rt_drain.h"
 
