@@ -15,7 +15,8 @@ const std::vector<ConfigKey> &config_keys() {
   static const std::vector<ConfigKey> keys = {
       {"compile_commands", "path of compile_commands.json (or its folder) for `vprof init`"},
       {"roots", "functions the first plan starts from (default: those with interval annotations)"},
-      {"depth", "call-graph depth below the roots in the first plan (default 1)"},
+      {"depth", "call-graph depth below the roots in the first plan (default 0: the roots alone, "
+                "the one plan no run has priced; every later plan is priced from the last run)"},
       {"k", "top-k factors whose functions are expanded each iteration (default 3)"},
       {"iterations", "iteration budget of `vprof loop` (default 10: an expansion goes one or two "
                      "call levels down; a cause nine levels below an event loop's root and the "

@@ -37,7 +37,7 @@ struct Config {
   std::filesystem::path config_file;      // empty when none was read
   std::filesystem::path compile_commands; // compile_commands.json (or its folder)
   std::vector<std::string> roots;         // functions to start from; empty: annotated ones
-  int depth = 1;                          // call-graph depth of the first plan below roots
+  int depth = 0;                          // call-graph depth of the first plan below roots
   int k = 3;                              // top-k factors expanded per iteration
   int iterations = 10;                    // iteration budget of `vprof loop`
   std::string build;                      // shell command that builds the target

@@ -407,3 +407,24 @@ def test_the_stop_line_names_the_real_reason(vprof, root, tmp_path):
                           "iteration budget reached"), m.group(1)
     # the line that wrote the final plan gave the same reason
     assert f": {m.group(1)}; final plan" in r.stderr, r.stderr[-3000:]
+
+
+def test_the_first_plan_is_the_annotated_functions_alone_by_default(vprof, root, tmp_path):
+    """Plan 0 is the one plan no run has priced: without a `depth` key it holds the roots
+    alone, and their callees join only after a run has counted their calls
+    (docs/planner.md, "The first plan")."""
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    toml = p / "vprof.toml"
+    toml.write_text(toml.read_text().replace("depth = 0\n", ""))
+    assert "depth" not in toml.read_text()
+    r = vp(vprof, p, "init")
+    assert "depth 0" in r.stderr, r.stderr
+    db = sqlite3.connect(p / ".vprof" / "vprof.db")
+    plan0 = db.execute("SELECT f.name, p.reason FROM plans p JOIN functions f "
+                       "ON f.id = p.function WHERE p.iteration = 0").fetchall()
+    assert plan0 == [("serve", "root")], plan0
+    vp(vprof, p, "init", "--depth", "1")  # the key still reaches deeper when asked
+    plan0 = {n for (n,) in db.execute("SELECT f.name FROM plans p JOIN functions f "
+                                      "ON f.id = p.function WHERE p.iteration = 0")}
+    assert plan0 == {"serve", "stage_a", "stage_b"}, plan0
