@@ -3,11 +3,15 @@
  * their stream files. Started at start-up rather than from a probe's slow path because
  * pthread_create is not async-signal-safe: a probe in a signal handler that interrupted
  * malloc must not be the one to create it. Recording threads push their job on a
- * lock-free stack and wake the drain only if it sleeps; a thread whose other half is still
- * being appended waits on its job until the drain is done with it. Both spin a little
- * before they sleep, so that a thread filling halves faster than a wake-up takes does not
- * pay one per half: the drain, for twice the time between the last two pushes when that is
- * short (at most VPROF_DRAIN_SPIN_US); a waiting thread, up to VPROF_DRAIN_SPIN_US. The
+ * lock-free stack and wake the drain only if it sleeps. A thread that needs its other half
+ * back before the drain has begun appending it takes the job back and appends it itself:
+ * on a machine with more runnable threads than CPUs the drain may wait milliseconds for
+ * one, and one append is the shorter stall. A job the drain has begun is waited for. Both
+ * spin a little before they sleep, so that a thread filling halves faster than a wake-up
+ * takes does not pay one per half: the drain, for twice the time between the last two
+ * pushes when that is short (at most VPROF_DRAIN_SPIN_US); a waiting thread, up to
+ * VPROF_DRAIN_SPIN_US. A job taken back stays in the drain's queue until the drain passes
+ * it (JOB_LINKED), and is queued there again rather than pushed twice. The
  * drain takes no lock a recording thread could hold, records nothing and blocks the
  * program's signals (they stay with the program's threads). */
 #define _GNU_SOURCE
@@ -19,10 +23,12 @@
 #include <signal.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "rt_clock.h"
 #include "rt_stream.h"
+#include <vprof/rt_testing.h>
 
 /* The longest a drain or a waiting thread spins before it sleeps, in microseconds. */
 #define VPROF_DRAIN_SPIN_US 100
@@ -36,6 +42,7 @@ static struct {
   int state;           /* DRAIN_* */
   uint64_t last_push;  /* clock of the last push (written by pushers, relaxed) */
   uint64_t push_gap;   /* clock ticks between the last two pushes (relaxed) */
+  int held;            /* tests: 1 while vprof_rt_hold_drain holds it */
 } g_drain;
 
 static void cpu_relax(void) {
@@ -81,11 +88,39 @@ static void futex_wake(int *word) {
   syscall(SYS_futex, word, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 }
 
-/* The append itself, then the job is idle again and its owner, if it waits, woken. */
-static void job_run(rt_drain_job *j) {
+static void job_append(rt_drain_job *j) {
   j->err = vprof_rt_stream_append_(j->owner, j->half, j->records, j->index) == 0 ? 0 : errno;
-  if (__atomic_exchange_n(&j->state, DRAIN_IDLE, __ATOMIC_ACQ_REL) == DRAIN_BUSY_WAITED)
+}
+
+/* Sets the phase of the job's state word, keeping JOB_LINKED (the drain may clear it
+ * meanwhile). Returns the word it replaced. */
+static int job_set_phase(rt_drain_job *j, int phase) {
+  int s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
+  while (!__atomic_compare_exchange_n(&j->state, &s, (s & JOB_LINKED) | phase, 1, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE))
+    ;
+  return s;
+}
+
+/* The drain's append of a job it claimed, then the job is idle again and its owner, if it
+ * sleeps on it, woken. */
+static void job_run(rt_drain_job *j) {
+  job_append(j);
+  if (__atomic_exchange_n(&j->state, JOB_IDLE, __ATOMIC_ACQ_REL) == JOB_RUNNING_WAITED)
     futex_wake(&j->state);
+}
+
+/* The drain passes a job of its queue: it claims and appends one still queued, and in any
+ * case unlinks it (a job its owner took back was appended already). After this the drain
+ * does not touch the job again: its owner may push it anew. */
+static void job_pass(rt_drain_job *j) {
+  int s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE), queued;
+  do
+    queued = (s & JOB_PHASE) == JOB_QUEUED;
+  while (!__atomic_compare_exchange_n(&j->state, &s, queued ? JOB_RUNNING : s & JOB_PHASE, 1,
+                                      __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE));
+  if (queued)
+    job_run(j);
 }
 
 /* Everything queued, oldest first. Null when the queue is empty. */
@@ -118,14 +153,20 @@ static void *drain_main(void *unused) {
   /* this thread records nothing: a probe or an interposed call here is ignored */
   vprof_rt_thread_.state = TS_FAILED;
   for (;;) {
-    rt_drain_job *j = take_queue();
+    rt_drain_job *j;
+    if (__atomic_load_n(&g_drain.held, __ATOMIC_ACQUIRE)) {
+      struct timespec nap = {0, 50000};
+      nanosleep(&nap, NULL);
+      continue;
+    }
+    j = take_queue();
     if (!j) {
       sleep_until_pushed();
       continue;
     }
     while (j) {
-      rt_drain_job *next = j->next; /* read first: the owner may reuse the job once idle */
-      job_run(j);
+      rt_drain_job *next = j->next; /* read first: the owner may push the job once passed */
+      job_pass(j);
       j = next;
     }
   }
@@ -191,6 +232,23 @@ static void push(rt_drain_job *j) {
     futex_wake(&g_drain.sleeping);
 }
 
+/* The caller appends its job itself. */
+static void job_run_here(rt_drain_job *j) {
+  job_append(j);
+  job_set_phase(j, JOB_IDLE);
+}
+
+/* Hands an idle job to the drain: pushed, or — still linked in the drain's queue, taken
+ * back before the drain passed it — queued where it is, for the drain to find. */
+static void hand_over(rt_drain_job *j) {
+  int s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
+  while (!__atomic_compare_exchange_n(&j->state, &s, JOB_QUEUED | JOB_LINKED, 1, __ATOMIC_ACQ_REL,
+                                      __ATOMIC_ACQUIRE))
+    ;
+  if (!(s & JOB_LINKED))
+    push(j);
+}
+
 int vprof_rt_drain_submit_(rt_thread *t, vprof_record *half, uint64_t records, uint64_t index) {
   rt_drain_job *j = &t->job;
   j->owner = t;
@@ -198,33 +256,63 @@ int vprof_rt_drain_submit_(rt_thread *t, vprof_record *half, uint64_t records, u
   j->records = records;
   j->index = index;
   j->err = 0;
-  __atomic_store_n(&j->state, DRAIN_BUSY, __ATOMIC_RELEASE);
   if (drain_ready()) {
-    push(j);
+    hand_over(j);
     return 0;
   }
-  job_run(j);
+  job_set_phase(j, JOB_OWNER);
+  job_run_here(j);
   return 1;
+}
+
+/* Sleeps until the drain has appended the job it claimed, after spinning up to the limit. */
+static void wait_for_drain(rt_drain_job *j) {
+  int s;
+  if (spin_while(&j->state, JOB_RUNNING, spin_limit()))
+    return;
+  s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
+  while (s != JOB_IDLE) {
+    if (s == JOB_RUNNING_WAITED || __atomic_compare_exchange_n(&j->state, &s, JOB_RUNNING_WAITED, 0,
+                                                               __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+      futex_wait(&j->state, JOB_RUNNING_WAITED);
+    s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
+  }
 }
 
 int vprof_rt_drain_wait_(rt_thread *t) {
   rt_drain_job *j = &t->job;
   int s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
-  if (s == DRAIN_IDLE)
-    return 0;
-  if (spin_while(&j->state, DRAIN_BUSY, spin_limit()))
-    return 1;
-  s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
-  while (s != DRAIN_IDLE) {
-    if (s == DRAIN_BUSY_WAITED || __atomic_compare_exchange_n(&j->state, &s, DRAIN_BUSY_WAITED, 0,
-                                                              __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-      futex_wait(&j->state, DRAIN_BUSY_WAITED);
-    s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
+  for (;;) {
+    if ((s & JOB_PHASE) == JOB_IDLE)
+      return 0;
+    if ((s & JOB_PHASE) != JOB_QUEUED)
+      break; /* the drain appends it */
+    if (__atomic_compare_exchange_n(&j->state, &s, (s & JOB_LINKED) | JOB_OWNER, 0,
+                                    __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+      job_run_here(j); /* the drain has not begun it: appending it here is the shorter wait */
+      return 1;
+    }
   }
+  wait_for_drain(j);
   return 1;
 }
 
+void vprof_rt_drain_settle_(rt_thread *t) {
+  rt_drain_job *j = &t->job;
+  struct timespec nap = {0, 20000};
+  vprof_rt_drain_wait_(t);
+  while (__atomic_load_n(&j->state, __ATOMIC_ACQUIRE) != JOB_IDLE)
+    nanosleep(&nap, NULL); /* taken back, still in the drain's queue: the drain passes it */
+}
+
 void vprof_rt_drain_start_(void) { drain_ready(); }
+
+int vprof_rt_hold_drain(int on) {
+  if (__atomic_load_n(&g_drain.state, __ATOMIC_ACQUIRE) != DRAIN_RUNNING)
+    return -1;
+  __atomic_store_n(&g_drain.held, on != 0, __ATOMIC_RELEASE);
+  return 0;
+}
 
 void vprof_rt_drain_after_fork_(void) {
   g_drain.queue = NULL;

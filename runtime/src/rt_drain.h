@@ -12,8 +12,17 @@
 
 struct rt_thread;
 
-/* DRAIN_BUSY_WAITED: the owner sleeps on `state` until the append is done. */
-enum drain_job_state { DRAIN_IDLE = 0, DRAIN_BUSY = 1, DRAIN_BUSY_WAITED = 2 };
+/* A job's state word: its phase, and JOB_LINKED while the job sits in the drain's queue
+ * (pushed and not yet passed by the drain: it must not be pushed again before that). */
+enum drain_job_state {
+  JOB_IDLE = 0,           /* nothing on its way */
+  JOB_QUEUED = 1,         /* handed over, not begun: its owner may take it back */
+  JOB_RUNNING = 2,        /* the drain appends it */
+  JOB_RUNNING_WAITED = 3, /* ... and its owner sleeps on the word until it is done */
+  JOB_OWNER = 4,          /* taken back: its owner appends it itself */
+  JOB_PHASE = 7,          /* the phase's bits */
+  JOB_LINKED = 8
+};
 
 /* One half of a thread's window on its way to the data region. A thread has at most one
  * in flight: it writes into the other half meanwhile. */
@@ -23,7 +32,7 @@ typedef struct rt_drain_job {
   vprof_record *half;
   uint64_t records; /* records of the half */
   uint64_t index;   /* the stream index of its first record */
-  int state;        /* enum drain_job_state, read and written atomically */
+  int state;        /* enum drain_job_state: a phase | JOB_LINKED, changed atomically */
   int err;          /* errno of a failed append (0: none); read after the job is idle */
 } rt_drain_job;
 
@@ -38,8 +47,14 @@ int vprof_rt_drain_submit_(struct rt_thread *t, vprof_record *half, uint64_t rec
  * starts its own at its first hand-over. Nothing if VPROF_DRAIN=0. */
 void vprof_rt_drain_start_(void) VPROF_RT_HIDDEN_;
 
-/* Waits until the thread's job is done. Returns 1 if the thread had to wait. */
+/* Waits until the thread's job is done; a job the drain has not begun yet is taken back
+ * and appended by the caller, so a drain that waits for a CPU costs the caller one append,
+ * not the wait. Returns 1 if the thread stalled (waited or appended). */
 int vprof_rt_drain_wait_(struct rt_thread *t) VPROF_RT_HIDDEN_;
+
+/* Before the thread's stream goes (its job lives in the thread's memory): waits until
+ * the job is done and the drain has passed it. */
+void vprof_rt_drain_settle_(struct rt_thread *t) VPROF_RT_HIDDEN_;
 
 /* In a fork child: the drain thread is the parent's; the child starts its own when needed. */
 void vprof_rt_drain_after_fork_(void) VPROF_RT_HIDDEN_;

@@ -272,7 +272,7 @@ static void header_end_sample(vprof_stream_header *h, uint64_t ticks, uint64_t r
 void vprof_rt_stream_close_(rt_thread *t, unsigned char next_state) {
   if (t->state == TS_OPEN || t->state == TS_DROPPING) {
     uint64_t ticks = 0, real = 0;
-    vprof_rt_drain_wait_(t);
+    vprof_rt_drain_settle_(t);
     vprof_rt_clock_sample_(&ticks, &real);
     header_end_sample(t->hdr, ticks, real);
     __atomic_fetch_or(&t->hdr->flags, VPROF_STREAM_CLOSED, __ATOMIC_RELEASE);

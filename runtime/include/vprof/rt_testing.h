@@ -44,6 +44,11 @@ int vprof_rt_set_sync_level(int level);
 /* Clock of this process's streams: base_ticks and ticks_per_second of their headers. */
 void vprof_rt_clock(uint64_t *base_ticks, uint64_t *ticks_per_second);
 
+/* Holds the drain thread (on != 0: it takes no job from its queue) or lets it go on
+ * (0): a drain that waits for a CPU, made to order. Returns 0, or -1 if the process has
+ * no drain thread (VPROF_DRAIN=0, or tracing off). */
+int vprof_rt_hold_drain(int on);
+
 /* 1 if tracing is on in this process, 0 otherwise. */
 int vprof_rt_enabled(void);
 
