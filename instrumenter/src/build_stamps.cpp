@@ -180,6 +180,8 @@ void write_object_record(const fs::path &workspace_db, const ObjectRecord &r) {
         << r.stamp << "\niteration\t" << r.iteration << "\n";
     if (!r.fallback.empty())
       out << "fallback\t" << one_field(r.fallback) << "\n";
+    if (r.plan_absent)
+      out << "plan_absent\t1\n";
     for (const Diagnostic &d : r.refused)
       out << "refused\t" << d.line << "\t"
           << (d.target == Diagnostic::Target::function ? "function" : "call") << "\t"
@@ -217,6 +219,8 @@ std::vector<ObjectRecord> read_object_records(const fs::path &workspace_db) {
         r.iteration = std::atoi(value.c_str());
       else if (key == "fallback")
         r.fallback = value;
+      else if (key == "plan_absent")
+        r.plan_absent = value == "1";
       else if (key == "refused")
         if (auto d = refusal_of(value, r.source))
           r.refused.push_back(std::move(*d));
@@ -235,9 +239,9 @@ std::vector<fs::path> invalidate_stale_objects(ws::Database &db, const fs::path 
     return it == stamps.end() ? std::string(kNoPlanStamp) : it->second;
   };
   std::vector<fs::path> out;
-  std::set<std::string> recorded_sources;
+  std::set<std::string> recorded_objects;
   for (const auto &r : read_object_records(workspace_db)) {
-    recorded_sources.insert(r.source.string());
+    recorded_objects.insert(r.object.string());
     if (r.stamp == expected(r.source))
       continue;
     if (make_older_than_everything(r.object))
@@ -251,8 +255,8 @@ std::vector<fs::path> invalidate_stale_objects(ws::Database &db, const fs::path 
   // planned one is rebuilt; an unplanned one only if its object holds probes (of another
   // workspace: their site ids mean nothing here); an object found clean is recorded as
   // such, so that it is read once.
-  for (const auto &c : cdb.commands()) {
-    if (recorded_sources.count(c.file))
+  for (const auto &c : cdb.all_commands()) {
+    if (recorded_objects.count(object_of(c).string()))
       continue;
     fs::path object = object_of(c);
     std::error_code ec;
@@ -262,7 +266,11 @@ std::vector<fs::path> invalidate_stale_objects(ws::Database &db, const fs::path 
       if (make_older_than_everything(object))
         out.push_back(object);
     } else {
-      write_object_record(workspace_db, {c.file, object, kNoPlanStamp, -1, "", {}, {}});
+      ObjectRecord plain;
+      plain.source = c.file;
+      plain.object = object;
+      plain.stamp = kNoPlanStamp;
+      write_object_record(workspace_db, plain);
     }
   }
   return out;
@@ -277,6 +285,7 @@ BuildCheck check_build(ws::Database &db, const fs::path &workspace_db, int itera
   // only the compile database's files (or, without one, the files compiled at all) count.
   std::map<std::string, bool> compiled_for_plan;
   std::set<std::string> refused_from; // a file built into two objects: its refusals once
+  std::set<std::string> absent_here;  // compiled for the plan without a planned function
   if (cdb) {
     for (const auto &c : cdb->commands())
       if (stamps.count(c.file))
@@ -290,6 +299,11 @@ BuildCheck check_build(ws::Database &db, const fs::path &workspace_db, int itera
         out.stale.push_back({r.source, r.object});
       continue;
     }
+    if (r.plan_absent) { // nothing planned in this compile: the file's other object counts
+      if (it != stamps.end() && r.iteration == iteration)
+        absent_here.insert(r.source.string());
+      continue;
+    }
     if (it != stamps.end() && (!cdb || compiled_for_plan.count(r.source.string())))
       compiled_for_plan[r.source.string()] = true;
     if (!r.fallback.empty() && r.iteration == iteration)
@@ -297,6 +311,14 @@ BuildCheck check_build(ws::Database &db, const fs::path &workspace_db, int itera
     if (it != stamps.end() && r.fallback.empty() && refused_from.insert(r.source.string()).second)
       out.refused.insert(out.refused.end(), r.refused.begin(), r.refused.end());
   }
+  // Compiled for the plan, but no compile defined a planned function: the flags the build
+  // uses leave them all out (or the scan saw them under other names) — no probe anywhere.
+  for (const auto &file : absent_here)
+    if (!compiled_for_plan[file]) {
+      compiled_for_plan[file] = true;
+      out.fallbacks.push_back({file, "none of its planned functions is defined under the flags "
+                                     "the build compiles it with"});
+    }
   // A planned file without an object compiled for the plan: an error when the build
   // produces its object (the build compiled it without the wrappers, or kept a stale one);
   // when no object of it exists at all, the build does not build it (another program of the
@@ -304,7 +326,7 @@ BuildCheck check_build(ws::Database &db, const fs::path &workspace_db, int itera
   // in the profiled one.
   std::map<std::string, fs::path> object;
   if (cdb)
-    for (const auto &c : cdb->commands())
+    for (const auto &c : cdb->all_commands())
       object.emplace(c.file, object_of(c));
   for (const auto &[file, seen] : compiled_for_plan) {
     if (seen)

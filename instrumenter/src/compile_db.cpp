@@ -33,6 +33,7 @@ CompileDb CompileDb::load(const fs::path &path) {
     c.directory = cc.Directory;
     c.file = detail::normal_path(cc.Filename, cc.Directory);
     c.args = cc.CommandLine;
+    db.all_.push_back(c);
     if (seen.insert(c.file).second) // built into two targets: parse it once
       db.commands_.push_back(std::move(c));
   }
@@ -42,6 +43,7 @@ CompileDb CompileDb::load(const fs::path &path) {
 }
 
 void CompileDb::add(CompileCommand cmd) {
+  all_.push_back(cmd);
   for (const auto &c : commands_)
     if (c.file == cmd.file)
       return; // the same file built into two targets: parse it once

@@ -38,6 +38,7 @@ public:
     std::string u = usr_of(fd);
     if (!st_.planned.count(u))
       return true;
+    ++st_.planned_defined;
     instrument(fd, u, nullptr);
     return true;
   }
@@ -59,6 +60,7 @@ public:
     }
     if (!planned)
       return true;
+    ++st_.planned_defined;
     if (constexpr_lambdas_.count(le))
       return report(st_, sm_, le->getBeginLoc(), "lambda: initializes a constexpr variable",
                     Diagnostic::Target::function, detail::display_name(op, sm_)),

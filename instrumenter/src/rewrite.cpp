@@ -150,6 +150,7 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
     return res;
   }
   res.skipped = st.skipped;
+  res.planned_defined = st.planned_defined;
   if (st.sites.empty()) {
     res.ok = true;
     return res;

@@ -53,6 +53,9 @@ struct Site {
 // Everything one rewrite collects before it touches the database.
 struct State {
   std::unordered_map<std::string, std::int64_t> planned; // usr -> function id
+  // Planned functions (and lambdas in them) this compile defines in the main file, probed
+  // or refused: 0 when the compile's flags leave them all out (a file built twice).
+  int planned_defined = 0;
   // Planned for their body probe only (plans.body_only): none of their calls is timed.
   std::unordered_set<std::string> body_only;
   // A final plan (`vprof loop`'s final plan, plans.final = 1): direct calls of the

@@ -170,6 +170,55 @@ def test_a_planned_file_that_cannot_be_instrumented_stops_the_loop(vprof, root, 
     assert "/b.c" in r.stderr
 
 
+# b.c built twice, as PostgreSQL builds src/common (a frontend and a backend object): the
+# second compile's flags leave the planned stage_b out
+B_TWICE_C = '#include "work.h"\n' + SPIN + r'''void leaf_b(int i) { spin_us(30 + i % 2); }
+#ifndef SECOND
+void stage_b(int i) { leaf_b(i); }
+#else
+void stage_b_second(int i) { leaf_b(i); }
+#endif
+'''
+
+
+def test_a_file_built_twice_is_probed_where_its_planned_functions_are(vprof, root, tmp_path):
+    """A compile of a planned file whose flags leave every planned function out is no
+    fallback: the file's other object holds them (the loop once stopped on PostgreSQL's
+    src/common/file_utils.c). A planned file no compile defines a planned function of
+    stays an error."""
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, b_source=B_TWICE_C,
+                     build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    make = (p / "Makefile").read_text().replace("app: $(OBJS)\n", "app: $(OBJS) b_second.o\n")
+    make += "b_second.o: b.c work.h\n\t$(CC) $(CFLAGS) -DSECOND -c b.c -o b_second.o\n"
+    (p / "Makefile").write_text(make)
+    entries = json.loads((p / "compile_commands.json").read_text())
+    entries.append({"directory": str(p), "file": str(p / "b.c"),
+                    "arguments": ["cc", "-O1", "-g", f"-I{include}", "-DSECOND", "-c", "b.c",
+                                  "-o", "b_second.o"]})
+    (p / "compile_commands.json").write_text(json.dumps(entries))
+    subprocess.run(["make", f"VPROF_INCLUDE={include}"], cwd=p, check=True, capture_output=True)
+    vp(vprof, p, "init", "--depth", "1")  # plans serve, stage_a, stage_b
+    r = vp(vprof, p, "loop", "--iterations", "1", "--prune", "0")
+    assert "not instrumented as planned" not in r.stderr, r.stderr
+    records = {re.search(r"^object\t.*/(\w+)\.o$", t, re.M).group(1): t
+               for t in (s.read_text() for s in (p / ".vprof" / "stamps").glob("b.c.*.stamp"))}
+    assert "plan_absent\t1" in records["b_second"], records
+    assert "plan_absent" not in records["b"] and "fallback" not in records["b"], records
+    assert {"b.c"} <= compiled(p, 0), compiled(p, 0)
+    # the build leaves stage_b out of every compile of b.c (c.c defines it instead): no
+    # probe of it anywhere — an error
+    (p / "c.c").write_text('#include "work.h"\nvoid stage_b(int i) { leaf_b(i); }\n')
+    (p / "Makefile").write_text(
+        make.replace("OBJS = main.o a.o b.o", "OBJS = main.o a.o b.o c.o")
+        .replace("$(CFLAGS) -c $< -o $@", "$(CFLAGS) $(if $(filter b.c,$<),-DSECOND) -c $< -o $@"))
+    vp(vprof, p, "init", "--depth", "1")
+    r = vp(vprof, p, "loop", "--iterations", "1", "--prune", "0", check=False)
+    assert r.returncode == 1, r.stderr
+    assert re.search(r"/b\.c: .*none of its planned functions is defined under the flags",
+                     r.stderr), r.stderr
+
+
 def test_the_loop_counts_and_names_the_refused_call_sites(vprof, root, tmp_path):
     include = root / "annotations" / "include"
     p = make_project(root, tmp_path, b_source=B_REFUSED_C, a_source=A_MACRO_C,

@@ -31,7 +31,11 @@ public:
   // Loads `path` (a compile_commands.json, or a directory containing one). Throws
   // std::runtime_error naming the file and the problem.
   static CompileDb load(const std::filesystem::path &path);
+  // One command per source file: a file built into two objects is parsed once.
   const std::vector<CompileCommand> &commands() const { return commands_; }
+  // Every command: a file built into two objects (PostgreSQL's src/common, a frontend and
+  // a backend object) once per object.
+  const std::vector<CompileCommand> &all_commands() const { return all_; }
   // The command for `file` (absolute or relative to the cwd), or nullptr.
   const CompileCommand *find(const std::filesystem::path &file) const;
   // Adds a command (used by tests and the compiler wrapper).
@@ -39,6 +43,7 @@ public:
 
 private:
   std::vector<CompileCommand> commands_;
+  std::vector<CompileCommand> all_;
 };
 
 // Options shared by every command that parses code.
@@ -89,6 +94,8 @@ struct RewriteResult {
                         // `#line 1 "<file>"`, then the edited text); empty if !changed
   int body_sites = 0;
   int call_sites = 0;
+  // planned functions the compile defines in the file (0: its flags leave them all out)
+  int planned_defined = 0;
   std::vector<Diagnostic> skipped;
   std::string error; // why !ok
 };
@@ -144,7 +151,10 @@ struct ObjectRecord {
   std::filesystem::path source, object; // absolute
   std::string stamp;                    // plan stamp it was compiled for
   int iteration = -1;
-  std::string fallback;         // why a planned file was compiled from its original source
+  std::string fallback; // why a planned file was compiled from its original source
+  // This compile of a planned file defines none of its planned functions (built twice with
+  // different flags, they are in the other object): nothing to probe here, not a fallback.
+  bool plan_absent = false;
   std::filesystem::path record; // the record file (when read)
   // What the rewrite of this object's source refused (planned call sites and functions
   // left without probes), for the loop's own output.
