@@ -17,8 +17,8 @@
 #include <sstream>
 #include <string>
 #include <thread>
-#include <utility>
 #include <unistd.h>
+#include <utility>
 #include <vector>
 
 namespace fs = std::filesystem;
