@@ -211,10 +211,14 @@ int main(int argc, char **argv) {
         fs::path abs = fs::weakly_canonical(fs::absolute(src));
         if (!it || !instr::file_has_plan(db, abs, *it))
           continue;
-        auto fell_back = [&](const std::string &why) {
+        // The records of this source's objects in this compile.
+        auto each_record = [&](auto &&mark) {
           for (auto &rec : records)
             if (rec.source == abs)
-              rec.fallback = why;
+              mark(rec);
+        };
+        auto fell_back = [&](const std::string &why) {
+          each_record([&](instr::ObjectRecord &rec) { rec.fallback = why; });
         };
         instr::CompileCommand cmd;
         cmd.file = abs.string();
@@ -235,9 +239,7 @@ int main(int argc, char **argv) {
         if (!r.changed && r.planned_defined == 0) {
           // built twice with different flags (PostgreSQL's src/common: a frontend and a
           // backend object): this compile leaves the planned functions out
-          for (auto &rec : records)
-            if (rec.source == abs)
-              rec.plan_absent = true;
+          each_record([](instr::ObjectRecord &rec) { rec.plan_absent = true; });
           continue;
         }
         if (!r.changed) {
@@ -249,9 +251,7 @@ int main(int argc, char **argv) {
           continue;
         }
         // What the rewrite refused goes into the object's record: the loop names it.
-        for (auto &rec : records)
-          if (rec.source == abs)
-            rec.refused = r.skipped;
+        each_record([&](instr::ObjectRecord &rec) { rec.refused = r.skipped; });
         // The unit registers the plan it was built for: the trace then proves it.
         instr::UnitStamp unit;
         unit.workspace_id = instr::workspace_identity(db);

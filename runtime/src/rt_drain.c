@@ -92,8 +92,9 @@ static void job_append(rt_drain_job *j) {
   j->err = vprof_rt_stream_append_(j->owner, j->half, j->records, j->index) == 0 ? 0 : errno;
 }
 
-/* Sets the phase of the job's state word, keeping JOB_LINKED (the drain may clear it
- * meanwhile). Returns the word it replaced. */
+/* Sets the phase of the job's state word (and JOB_LINKED if `phase` has it), keeping a
+ * JOB_LINKED already there (the drain may clear it meanwhile). Returns the word it
+ * replaced. */
 static int job_set_phase(rt_drain_job *j, int phase) {
   int s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
   while (!__atomic_compare_exchange_n(&j->state, &s, (s & JOB_LINKED) | phase, 1, __ATOMIC_ACQ_REL,
@@ -241,11 +242,7 @@ static void job_run_here(rt_drain_job *j) {
 /* Hands an idle job to the drain: pushed, or — still linked in the drain's queue, taken
  * back before the drain passed it — queued where it is, for the drain to find. */
 static void hand_over(rt_drain_job *j) {
-  int s = __atomic_load_n(&j->state, __ATOMIC_ACQUIRE);
-  while (!__atomic_compare_exchange_n(&j->state, &s, JOB_QUEUED | JOB_LINKED, 1, __ATOMIC_ACQ_REL,
-                                      __ATOMIC_ACQUIRE))
-    ;
-  if (!(s & JOB_LINKED))
+  if (!(job_set_phase(j, JOB_QUEUED | JOB_LINKED) & JOB_LINKED))
     push(j);
 }
 
