@@ -81,6 +81,11 @@ __attribute__((destructor)) static void process_exit(void) {
   int saved = errno;
   if (p->state != VPROF_RT_ON)
     return;
+  /* The exiting thread's half on its way to the drain is appended before the streams
+   * end: exit_group could otherwise stop the drain in the middle (the half stays readable
+   * in the window, but the data region would end one half short). */
+  if (vprof_rt_thread_.state == TS_OPEN || vprof_rt_thread_.state == TS_DROPPING)
+    vprof_rt_drain_wait_(&vprof_rt_thread_);
   hz = vprof_rt_clock_refined_hz_();
   vprof_rt_clock_sample_(&end_ticks, &end_real);
   n = vprof_rt_streams_end_(hz, end_ticks, end_real, &dropped);
