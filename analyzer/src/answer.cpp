@@ -29,20 +29,15 @@ std::vector<int> path_to(const AnalysisResult &res, int node) {
   return path;
 }
 
-bool is_pseudo_waker(const Node &n) {
-  return n.kind == Node::Kind::Wait && (n.wait == "io-device" || n.wait == "net-receive" ||
-                                        n.wait == "timer" || n.wait == "other-process");
-}
-
 // The waker's outermost frame on the path: the first frame (or pseudo-waker) below the first
 // wait on it; "" when the path passes no wait or ends at it.
 std::string waker_on(const AnalysisResult &res, const std::vector<int> &path) {
   bool below_wait = false;
   for (int n : path) {
     const Node &nd = res.nodes[static_cast<std::size_t>(n)];
-    if (below_wait && (nd.kind == Node::Kind::Site || is_pseudo_waker(nd)))
+    if (below_wait && (nd.kind == Node::Kind::Site || is_outside_waker(nd)))
       return nd.name;
-    below_wait = below_wait || (nd.kind == Node::Kind::Wait && !is_pseudo_waker(nd));
+    below_wait = below_wait || (nd.kind == Node::Kind::Wait && !is_outside_waker(nd));
   }
   return "";
 }

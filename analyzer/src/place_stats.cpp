@@ -115,6 +115,7 @@ void place_stats(const NodeFacts &nf, const PlaceTable &pt, const GroupTimes &gt
     pl.function = pt.function[p];
     pl.kind = pt.kind[p];
     pl.wakeup_delay = pt.wakeup_delay[p] != 0;
+    pl.outside_waker = pt.outside_waker[p] != 0;
     pl.holder = pt.holder[p];
     pl.site = pt.site[p];
     pl.node = best_node[q];

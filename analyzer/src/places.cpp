@@ -20,6 +20,11 @@ bool is_wakeup_delay(const AnalysisResult &res, int node) {
          n.wait == wait_kind_name(kWakeup);
 }
 
+bool is_outside_waker(const Node &n) {
+  return n.kind == Node::Kind::Wait && (n.wait == "io-device" || n.wait == "net-receive" ||
+                                        n.wait == "timer" || n.wait == "other-process");
+}
+
 // A kernel wait (or its pseudo-waker or wake-up delay) directly inside a timed call of an
 // outside function: the place the call's time belongs to takes it too.
 bool in_outside_call(const AnalysisResult &res, const PlaceTable &pt, int node) {
@@ -57,6 +62,7 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
     pt.site.push_back(0);
     pt.kind.push_back(Place::Kind::Outside);
     pt.wakeup_delay.push_back(0);
+    pt.outside_waker.push_back(0);
     pt.place_of[0] = 0;
     place_index.emplace(kOutsideKey, 0);
   }
@@ -148,6 +154,8 @@ PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts) {
       pt.site.push_back(psite);
       pt.kind.push_back(pkind);
       pt.wakeup_delay.push_back(wakeup_delay);
+      pt.outside_waker.push_back(n.kind == Node::Kind::Wait && !wakeup_delay &&
+                                 is_outside_waker(n));
     }
     pt.place_of[i] = it->second;
   }

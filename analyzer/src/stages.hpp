@@ -131,7 +131,8 @@ struct PlaceTable {
   std::vector<std::string> key, name;
   std::vector<std::int64_t> function, holder, site;
   std::vector<Place::Kind> kind;
-  std::vector<char> wakeup_delay; // per place: a wait's wake-up delay (Place::wakeup_delay)
+  std::vector<char> wakeup_delay;  // per place: a wait's wake-up delay (Place::wakeup_delay)
+  std::vector<char> outside_waker; // per place: a kernel wait's pseudo-waker (Place::outside_waker)
   // node -> 1 for a kernel wait (or its pseudo-waker, wake-up delay) folded into the place of
   // the outside call it happened in: part of that call's time, never the place's context
   std::vector<char> folded;
@@ -140,6 +141,10 @@ struct PlaceTable {
 PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts);
 // Whether `node` is a waiter's wake-up delay (below the wait node that had a waker).
 bool is_wakeup_delay(const AnalysisResult &res, int node);
+// Whether `n` is a kernel wait's pseudo-waker outside the traced program: the block device,
+// the network, a timer or another process (not a traced process's thread without records,
+// which is the program's code no plan probes yet).
+bool is_outside_waker(const Node &n);
 
 // ---- per group ------------------------------------------------------------------------
 

@@ -151,6 +151,7 @@ ws::PlaceEntry place_entry(const Place &p, int rank, std::string_view via) {
   e.vprofiler_score = p.vprofiler_score;
   e.waker = p.waker;
   e.via = via;
+  e.outside_waker = p.outside_waker;
   return e;
 }
 

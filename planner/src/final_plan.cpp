@@ -72,12 +72,30 @@ public:
       runs_.push_back(*it);
   }
   double final_records(FunctionId f) {
+    const double added = added_.count(f) ? added_[f] : 0;
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       const CostModel &m = model(i);
       if (m.measured(f))
-        return m.final_records(f, timed_);
+        return m.final_records(f, timed_) + added;
     }
-    return runs_.empty() ? 2 : model(0).predict_records(f);
+    return (runs_.empty() ? 2 : model(0).predict_records(f)) + added;
+  }
+  // The records per interval of a probe on a call site in f no run measured: two per call of
+  // f (its calls from the newest run that saw it, its body probe or a probed call of it; one
+  // when none did), loop_trips() times that inside a loop.
+  double unmeasured_site_records(FunctionId f, bool in_loop) {
+    double calls = 1, trips = runs_.empty() ? 1 : model(0).loop_trips();
+    for (std::size_t i = 0; i < runs_.size(); ++i)
+      if (double n = model(i).calls(f); n >= 0) {
+        calls = n;
+        break;
+      }
+    return 2 * calls * (in_loop ? trips : 1);
+  }
+  // Times a call site no run measured, at `records` per interval in f's final form.
+  void time_unmeasured(FunctionId f, ws::SiteId site, double records) {
+    timed_.insert(site);
+    added_[f] += records;
   }
   // A timed call site's records per interval, from the newest run that measured f.
   double site_records(FunctionId f, ws::SiteId site) {
@@ -99,7 +117,8 @@ private:
   }
   ws::Database &db_;
   std::set<ws::SiteId> timed_;
-  std::vector<ws::RunRow> runs_; // newest first
+  std::map<FunctionId, double> added_; // records of timed sites no run measured
+  std::vector<ws::RunRow> runs_;       // newest first
   std::map<std::size_t, std::unique_ptr<CostModel>> models_;
 };
 
@@ -138,6 +157,74 @@ std::vector<Refusal> untime_hot_chain_calls(ws::Database &db, const std::vector<
   return out;
 }
 
+// Whether a run timed any of f's calls of outside functions (ENTERs at such a site).
+bool outside_calls_timed(ws::Database &db, const ws::RunRow &run, FunctionId f) {
+  std::set<ws::SiteId> outside;
+  for (const auto &s : ws::sites_of(db, f))
+    if (!s.body && !s.callee_defined)
+      outside.insert(s.id);
+  if (outside.empty())
+    return false;
+  for (const auto &c : ws::site_calls_of(db, run.id))
+    if (c.calls > 0 && outside.count(c.site))
+      return true;
+  return false;
+}
+
+// Whether a wait in f's own code carried the threshold in a run that timed none of f's
+// outside calls: a wait place held by f (in its body, or below an untimed call of it), which
+// a timed call could hold. A run that timed them and still saw the wait in f's code (a
+// system call made inline) says timing them again would not.
+bool waits_in_own_code(ws::Database &db, const std::vector<ws::RunRow> &runs, FunctionId f,
+                       double threshold) {
+  for (const auto &run : runs) {
+    bool carried = false;
+    for (const auto &p : ws::places_of(db, run.id))
+      carried =
+          carried || (p.kind == ws::PlaceKind::Wait && p.holder == f && carries(p, threshold));
+    if (carried && !outside_calls_timed(db, run, f))
+      return true;
+  }
+  return false;
+}
+
+// The answer's function waited in its own code: its calls of outside functions are timed, so
+// that the call which made the wait holds it. A kernel wait in a timed outside call is that
+// call's time, its pseudo-waker's and its wake-up delay included (analyzer: places.cpp), one
+// place where the kernel's events split it in three otherwise (PostgreSQL without latch
+// marks: `[io] block device in pg_fdatasync` 24.8 %, the wake-up delay after it 23.9 %,
+// `pg_fdatasync` 15.4 %, for one `fdatasync()`). No run timed them (the plans that held the
+// function were final, or it was only timed at its call site), so they are priced from its
+// calls; a callee whose calls alone cost more than the final budget stays untimed, as the
+// chain's hot calls do. Returns the number of call sites timed.
+std::size_t time_calls_that_wait(ws::Database &db, FunctionId f, double budget, Prices &prices,
+                                 std::vector<Refusal> &untimed) {
+  std::map<std::string, std::vector<std::pair<ws::SiteId, double>>> by_callee;
+  for (const auto &c : ws::outside_call_sites(db, f))
+    if (!prices.timed().count(c.site))
+      by_callee[c.callee_name].push_back({c.site, prices.unmeasured_site_records(f, c.in_loop)});
+  std::size_t timed = 0;
+  for (const auto &[callee, sites] : by_callee) {
+    double records = 0;
+    for (const auto &[site, r] : sites)
+      records += r;
+    if (records > budget) {
+      auto row = ws::function_row(db, f);
+      Refusal r;
+      r.function = f;
+      r.name = callee + "() in " + (row ? row->name : std::to_string(f));
+      r.records = records;
+      r.why = "its probes alone would pass the final budget";
+      untimed.push_back(std::move(r));
+      continue;
+    }
+    for (const auto &[site, r] : sites)
+      prices.time_unmeasured(f, site, r);
+    timed += sites.size();
+  }
+  return timed;
+}
+
 // One run's answer: its best-ranked place that may answer, its function and the functions
 // above the place's heaviest context in that run (nearest first).
 struct RunAnswer {
@@ -150,9 +237,12 @@ struct RunAnswer {
 std::optional<RunAnswer> run_answer(ws::Database &db, const ws::RunRow &run, const RunView &view,
                                     double answer_share) {
   for (const auto &p : ws::places_of(db, run.id)) {
-    // a wait is answered by the work behind it; time outside every probed function names
-    // no code (the upward expansion probes its outer frames)
-    if (p.kind == ws::PlaceKind::Wait || p.kind == ws::PlaceKind::Outside ||
+    // a wait is answered by the work behind it — but the disk's, the network's or a timer's
+    // time (a kernel wait's pseudo-waker) names no code but the function that waited, which
+    // answers for it (PostgreSQL without latch marks, iteration 4: `[io] block device in
+    // pg_fdatasync` 87.7 %, `pg_fdatasync`'s own place 2.4 %); time outside every probed
+    // function names no code (the upward expansion probes its outer frames)
+    if ((p.kind == ws::PlaceKind::Wait && !p.outside_waker) || p.kind == ws::PlaceKind::Outside ||
         p.contribution < answer_share)
       continue;
     RunAnswer a;
@@ -277,6 +367,9 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
       budget_records(db, iteration, opt.budget, opt.budget.final_share, Basis::Capacity);
   fr.answer = deepest_answer(db, iteration, opt.answer_share);
   fr.untimed_calls = untime_hot_chain_calls(db, fr.answer.chain, named, fr.budget_records, prices);
+  if (fr.answer.function && waits_in_own_code(db, runs, fr.answer.function, opt.threshold))
+    fr.wait_calls =
+        time_calls_that_wait(db, fr.answer.function, fr.budget_records, prices, fr.untimed_calls);
   const std::set<ws::SiteId> &timed = prices.timed();
 
   // What must stay: the answer's function, whatever it costs. Then, within the final budget,
@@ -390,7 +483,7 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
   fr.kept = rows.size();
   // the same functions as the last plan, no call of the chain untimed: nothing to measure
   // again
-  bool same = rows.size() == current.size() && fr.untimed_calls.empty();
+  bool same = rows.size() == current.size() && fr.untimed_calls.empty() && fr.wait_calls == 0;
   for (const auto &[f, r] : rows)
     same = same && current.count(f);
   if (same)

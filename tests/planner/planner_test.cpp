@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <memory>
+#include <tuple>
 #include <unistd.h>
 
 namespace fs = std::filesystem;
@@ -528,6 +529,116 @@ TEST(FinalPlan, TheChainsCallsTooHotForTheFinalBudgetStayUntimed) {
   EXPECT_EQ(fr.untimed_calls[0].name, "fsync() in work");
   EXPECT_DOUBLE_EQ(fr.untimed_calls[0].records, 4000.0);
   EXPECT_DOUBLE_EQ(fr.budget_records, 500.0);
+}
+
+// A wait place of `run` ranked first (rank 0): its share and contribution `share`, held by
+// `holder`, carried most by tree node `node`; `outside_waker`: a kernel wait's pseudo-waker.
+void add_wait_place(ws::Database &db, ws::RunId run, const std::string &key,
+                    const std::string &name, double share, std::int64_t holder, int node,
+                    bool outside_waker) {
+  db.prepare(
+        "INSERT INTO places(run, label, rank, key, name, function, contexts, mean_ns, var_ns2, "
+        "share, contribution, specificity, score, waker, via, place_kind, holder, node, "
+        "outside_waker) VALUES (?, '', 0, ?, ?, NULL, 1, 0, 0, ?, ?, 4, 0, 0, '', 'wait', ?, "
+        "?, ?)")
+      .bind(1, run)
+      .bind(2, key)
+      .bind(3, name)
+      .bind(4, share)
+      .bind(5, share)
+      .bind(6, holder)
+      .bind(7, node)
+      .bind(8, outside_waker ? 1 : 0)
+      .run();
+}
+
+// cheap (4, called once an interval) calls fdatasync (5, outside the program) at line 31 and
+// strlen in a loop at line 32; no plan timed them. A run saw a wait carry `wait_share` of
+// Var(L): `[io] block device in cheap` (the disk's time in a wait of cheap's, which answers
+// for it) when `holder` is 4, else `[wait:cond] in work` (an ordinary wait of work's).
+// `timed_before`: the run's plan timed cheap's calls too (their sites ran). The final plan's
+// result and the lines of the call sites it times.
+FinalWithCalls final_with_a_wait_in(const std::string &name, std::int64_t holder, double wait_share,
+                                    bool timed_before = false) {
+  Workspace w(name);
+  w.db->exec("INSERT INTO functions(id, usr, name, defined, height) VALUES "
+             "(5,'c:@F@fdatasync','fdatasync',0,0),(6,'c:@F@strlen','strlen',0,0);"
+             "INSERT INTO calls(caller, callee, kind, file, line, col, in_loop) VALUES "
+             "(4,5,'direct','/s/a.c',31,10,0),(4,6,'direct','/s/a.c',32,5,1);"
+             "INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth')");
+  auto counts = kCounts;
+  if (timed_before) {
+    w.db->exec("INSERT INTO sites(id, kind, function, callee, callee_name, file, line, col) "
+               "VALUES (8,'call',4,5,'fdatasync','/s/a.c',31,10)");
+    counts.push_back({8, 100});
+  }
+  ws::RunId run = w.run(1, 1e6, counts, 0, 0.05, 0.3);
+  add_wait_place(*w.db, run, holder == 4 ? "w:io-device@f:4" : "w:cond@f:2",
+                 holder == 4 ? "[io] block device in cheap" : "[wait:cond] in work", wait_share,
+                 holder, 5, holder == 4);
+  pl::FinalOptions o;
+  o.threshold = 0.01;
+  auto fr = pl::final_plan(*w.db, 1, o);
+  FinalWithCalls out{fr, {}};
+  for (const auto &p : ws::final_site_positions(*w.db, 2))
+    out.lines.push_back(p.line);
+  return out;
+}
+
+// The answer's function waited in its own code (the wait's place is held by it): the final
+// plan times its calls of outside functions, made into sites at the scan's positions, so that
+// the call that made the wait holds it — fdatasync once a call (2 records an interval), strlen
+// in its loop (loop_trips, 4, times that).
+TEST(FinalPlan, AWaitInTheAnswersOwnCodeTimesItsOutsideCalls) {
+  auto [fr, lines] = final_with_a_wait_in("final-wait", 4, 0.4);
+  ASSERT_TRUE(fr.written);
+  EXPECT_EQ(fr.answer.key, "w:io-device@f:4") << "the disk's time, answered by cheap";
+  EXPECT_EQ(fr.answer.function, 4);
+  EXPECT_EQ(fr.wait_calls, 2u);
+  EXPECT_EQ(lines, (std::vector<int>{31, 32}));
+  // priced from cheap's calls (once an interval) against the same plan without them
+  auto without = final_with_a_wait_in("final-wait-base", 4, 0.001).fr;
+  EXPECT_EQ(fr.kept, without.kept);
+  EXPECT_DOUBLE_EQ(fr.predicted_records - without.predicted_records, 2 + 2 * 4.0)
+      << "fdatasync once a call, strlen loop_trips times";
+  EXPECT_TRUE(fr.untimed_calls.empty());
+}
+
+// A wait held by another function, one below the threshold, or one the answer's outside calls
+// were timed around already (its run's plan timed them, and the wait stayed in the function's
+// code): nothing more is timed.
+TEST(FinalPlan, OnlyAWaitTheAnswersUntimedCallsCouldHoldTimesThem) {
+  for (const auto &[name, holder, share, timed] : {std::tuple{"final-wait-other", 2, 0.4, false},
+                                                   std::tuple{"final-wait-small", 4, 0.001, false},
+                                                   std::tuple{"final-wait-timed", 4, 0.4, true}}) {
+    auto [fr, lines] = final_with_a_wait_in(name, holder, share, timed);
+    EXPECT_EQ(fr.wait_calls, 0u) << name;
+    EXPECT_TRUE(lines.empty()) << name;
+  }
+}
+
+// A run whose largest place is the disk's time in hot's wait (a kernel wait's pseudo-waker,
+// held by hot: 0.6 of Var(L)) while hot's and cheap's own places carry 5 % each: the disk's time
+// names no code but hot, which answers for it. An ordinary wait (its waker's work is the
+// answer, not the waiter) never answers.
+TEST(FinalPlan, TheDisksTimeInAWaitIsAnsweredByTheFunctionThatWaited) {
+  for (bool outside : {true, false}) {
+    Workspace w(outside ? "answer-disk" : "answer-cond");
+    w.db->exec("INSERT INTO plans(iteration, function, reason) VALUES (1,1,'root'),(1,2,'depth')");
+    ws::RunId run = w.run(1, 1e6, kCounts, 0, 0.05, 0.05);
+    add_wait_place(*w.db, run, outside ? "w:io-device@f:3" : "w:cond@f:3",
+                   outside ? "[io] block device in hot" : "[wait:cond] in hot", 0.6, 3, 4, outside);
+    auto a = pl::deepest_answer(*w.db, 1, 0.10);
+    if (!outside) {
+      EXPECT_EQ(a.iteration, -1) << "a condition wait is answered by its waker's work";
+      continue;
+    }
+    EXPECT_EQ(a.iteration, 1);
+    EXPECT_EQ(a.key, "w:io-device@f:3");
+    EXPECT_EQ(a.function, 3);
+    EXPECT_DOUBLE_EQ(a.contribution, 0.6);
+    EXPECT_EQ(a.chain, (std::vector<std::int64_t>{1, 2, 3}));
+  }
 }
 
 // Two iterations' answers on separate branches: the larger contribution wins, whatever the

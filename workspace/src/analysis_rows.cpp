@@ -101,7 +101,7 @@ ResultWriter::ResultWriter(Database &db, RunId run)
       factor_(db.prepare("INSERT INTO factors VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")),
       whatif_(db.prepare("INSERT INTO whatif VALUES (?,?,?,?,?,?,?)")),
       wait_(db.prepare("INSERT INTO waits VALUES (?,?,?,?,?,?,?,?,?,?)")),
-      place_(db.prepare("INSERT INTO places VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) {}
+      place_(db.prepare("INSERT INTO places VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)")) {}
 
 void ResultWriter::interval_stats(std::string_view label, const IntervalStatsEntry &e) {
   stats_.bind(1, run_).bind(2, label).bind(3, static_cast<std::int64_t>(e.count));
@@ -160,7 +160,7 @@ void ResultWriter::place(std::string_view label, const PlaceEntry &e) {
     place_.bind(18, e.node);
   else
     place_.bind_null(18);
-  place_.bind(19, e.vprofiler_score).run();
+  place_.bind(19, e.vprofiler_score).bind(20, e.outside_waker ? 1 : 0).run();
 }
 
 void ResultWriter::wait(std::string_view label, const WaitEntry &e) {

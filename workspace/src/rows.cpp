@@ -173,6 +173,30 @@ std::vector<SiteRow> sites_of(Database &db, FunctionId f) {
   return out;
 }
 
+std::vector<OutsideCall> outside_call_sites(Database &db, FunctionId f) {
+  auto calls = db.prepare("SELECT c.callee, d.name, c.file, c.line, c.col, MAX(c.in_loop) FROM "
+                          "calls c JOIN functions d ON d.id = c.callee WHERE c.caller = ? AND "
+                          "d.defined = 0 AND c.kind IN ('direct', 'member') GROUP BY c.file, "
+                          "c.line, c.col, c.callee ORDER BY c.file, c.line, c.col");
+  auto add = db.prepare("INSERT OR IGNORE INTO sites(kind, function, callee, callee_name, file, "
+                        "line, col) VALUES ('call', ?, ?, ?, ?, ?, ?)");
+  auto find = db.prepare("SELECT id FROM sites WHERE kind = 'call' AND function = ? AND file = ? "
+                         "AND line = ? AND col = ?");
+  std::vector<OutsideCall> out;
+  calls.bind(1, f);
+  while (calls.step()) {
+    const std::string file = calls.text(2);
+    const std::int64_t line = calls.int64(3), col = calls.int64(4);
+    add.bind(1, f).bind(2, calls.int64(0)).bind(3, calls.text(1)).bind(4, file);
+    add.bind(5, line).bind(6, col).run();
+    find.bind(1, f).bind(2, file).bind(3, line).bind(4, col);
+    if (find.step())
+      out.push_back({find.int64(0), calls.text(1), calls.int64(5) != 0});
+    find.reset();
+  }
+  return out;
+}
+
 std::vector<CallTarget> call_targets(Database &db, SiteId site) {
   std::vector<CallTarget> out;
   auto st = db.prepare("SELECT kind, function, callee, callee_name, file, line, col FROM sites "
@@ -528,14 +552,15 @@ std::vector<PlaceRow> places_of(Database &db, RunId run, const std::string &labe
       p.contribution = st.real(8);
       p.specificity = st.real(9);
       p.waker = st.int64(10) != 0;
+      p.outside_waker = st.int64(11) != 0;
       out.push_back(std::move(p));
     }
   };
   read(db.prepare("SELECT rank, key, name, place_kind, function, holder, node, share, "
-                  "contribution, specificity, waker FROM places WHERE run = ? AND label = ? "
-                  "ORDER BY rank"));
-  read(db.prepare("SELECT rank, key, name, 'wait', NULL, NULL, NULL, share, contribution, 0, 0 "
-                  "FROM waits WHERE run = ? AND label = ? ORDER BY rank"));
+                  "contribution, specificity, waker, outside_waker FROM places WHERE run = ? AND "
+                  "label = ? ORDER BY rank"));
+  read(db.prepare("SELECT rank, key, name, 'wait', NULL, NULL, NULL, share, contribution, 0, 0, "
+                  "0 FROM waits WHERE run = ? AND label = ? ORDER BY rank"));
   return out;
 }
 

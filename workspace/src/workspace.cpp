@@ -79,6 +79,8 @@ void add_late_columns(Database &db) {
   if (!columns_of(db, "analysis_runs").empty() &&
       !has_column(db, "analysis_runs", "critical_records"))
     db.exec("ALTER TABLE analysis_runs ADD COLUMN critical_records INTEGER NOT NULL DEFAULT 0");
+  if (!columns_of(db, "places").empty() && !has_column(db, "places", "outside_waker"))
+    db.exec("ALTER TABLE places ADD COLUMN outside_waker INTEGER NOT NULL DEFAULT 0");
   if (!columns_of(db, "plans").empty() && !has_column(db, "plans", "body_only"))
     db.exec("ALTER TABLE plans ADD COLUMN body_only INTEGER NOT NULL DEFAULT 0");
 }

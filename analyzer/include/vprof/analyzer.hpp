@@ -155,6 +155,12 @@ struct Place {
   // after its waker's release — the scheduler's time, no code of the program. It ranks
   // behind every place above the noise floor that names code (docs/statistics.md, "Places").
   bool wakeup_delay = false;
+  // A kernel wait's pseudo-waker (key "w:io-device@...", "w:net-receive@...", "w:timer@...",
+  // "w:other-process@..."): the time something outside the traced program took to end a wait
+  // of `holder` — the disk, the network, a timer, another process. It names no code but the
+  // function that waited, which answers for it (the planner's final plan keeps that function
+  // and times its outside calls: docs/planner.md, "The final plan").
+  bool outside_waker = false;
 };
 
 struct WhatIf {

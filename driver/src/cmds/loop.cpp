@@ -66,6 +66,17 @@ std::string untimed_calls_text(const planner::FinalResult &fr) {
          refusal_list(fr.untimed_calls);
 }
 
+// The answer's function's outside calls timed for a wait in its own code, for the final
+// plan's line ("": none).
+std::string wait_calls_text(const planner::FinalResult &fr) {
+  if (fr.wait_calls == 0)
+    return "";
+  return "; " + std::to_string(fr.wait_calls) +
+         " call(s) of outside functions in the answer's function timed: a wait in its own code "
+         "carried variance, and the call that made it holds it (the wait's device time and "
+         "wake-up delay with it)";
+}
+
 // The functions above the answer and the annotated functions the final budget left out, for
 // the final plan's line ("": none).
 std::string left_out_text(const planner::FinalResult &fr) {
@@ -86,6 +97,7 @@ std::string final_line(const planner::FinalResult &fr, const std::string &why, d
             std::to_string(fr.chain_kept > 0 ? fr.chain_kept - 1 : 0) + " of the " +
             std::to_string(fr.answer.above.size()) + " function(s) above it";
   line += left_out_text(fr);
+  line += wait_calls_text(fr);
   line += untimed_calls_text(fr);
   if (!fr.dropped_for_cost.empty())
     line +=

@@ -252,6 +252,9 @@ struct FinalResult {
   // that alone cost more than the final budget (`function`: the caller; `name`: the call's
   // place; their time stays in the caller's own)
   std::vector<Refusal> untimed_calls;
+  // The answer's function's calls of outside functions timed because a wait in its own code
+  // carried variance (the call that made it then holds it: docs/planner.md, "The final plan")
+  std::size_t wait_calls = 0;
   // The functions above the answer (the nearest first) and the annotated functions that the
   // final budget left out; the chain kept holds the answer's function and those above it up
   // to the first left out
@@ -271,7 +274,8 @@ struct FinalResult {
 FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt);
 
 // The deepest answer of the analysed iterations up to `iteration` (Answer::iteration -1:
-// none): of each run's best-ranked place (not a wait, not outside) whose contribution reaches
+// none): of each run's best-ranked place (not a wait unless it is a kernel wait's pseudo-waker,
+// answered by the function that waited; not outside) whose contribution reaches
 // `answer_share`, the one whose observed chain runs through the others' functions (below
 // them); on separate branches the larger contribution. No static heights.
 Answer deepest_answer(ws::Database &db, int iteration, double answer_share);

@@ -74,6 +74,20 @@ struct SiteRow {
 };
 std::vector<SiteRow> sites_of(Database &db, FunctionId f);
 
+// A call in f's body of a function the program does not define (fdatasync, read, a
+// library's), by name (the callee's display name) and site.
+struct OutsideCall {
+  SiteId site = 0;
+  std::string callee_name;
+  bool in_loop = false; // inside a for/while/do loop of f
+};
+// f's direct and member calls of outside functions, from the scan's `calls`, in source order,
+// each with its site row — made here when the rewriter has not made it yet (no plan probed
+// f's calls), with the (kind, function, file, line, col) the rewriter's row of that call has,
+// so that both name one site: what a final plan may time in a function whose calls no
+// exploration timed (docs/planner.md, "The final plan").
+std::vector<OutsideCall> outside_call_sites(Database &db, FunctionId f);
+
 struct CallTarget {
   FunctionId function = 0;
   int height = -1;       // -1: unknown
@@ -210,6 +224,9 @@ struct PlaceRow {
   int node = -1;           // the context carrying most of it
   double share = 0, contribution = 0, specificity = 0;
   bool waker = false;
+  // Wait: a kernel wait's pseudo-waker (the disk, the network, a timer, another process),
+  // whose time names no code but the holder's wait
+  bool outside_waker = false;
 };
 // Places and waits (waits have kind Wait) of all intervals of a run.
 // `label`: of that interval type's group.
