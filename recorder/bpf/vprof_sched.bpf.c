@@ -39,6 +39,11 @@ const volatile __u64 wakeup_bytes = 2u << 20;
    to end once the tree is gone, without a system call. The loader sets it with the root. */
 __u32 traced_processes = 0;
 
+/* Nonzero while vprof-sched --alternate has recording paused (an overhead benchmark's
+   within-run A/B, docs/recorder.md): the switch, wake-up and send programs return at once,
+   the process tree is still followed. Never set otherwise. */
+__u32 paused = 0;
+
 /* tgids of the traced processes (value unused); the loader seeds the root. */
 struct {
   __uint(type, BPF_MAP_TYPE_HASH);
@@ -187,6 +192,8 @@ static __always_inline void emit(__u8 kind, __u8 flags, __u32 tid, __u32 pid, __
 SEC("tp_btf/sched_switch")
 int BPF_PROG(vprof_sched_switch, bool preempt, struct task_struct *prev, struct task_struct *next,
              unsigned int prev_state) {
+  if (paused)
+    return 0;
   struct task_state *ns = bpf_task_storage_get(&tasks, next, NULL, 0);
   bool next_runs = ns && ns->sleeping;
   if (next_runs)
@@ -222,6 +229,8 @@ int BPF_PROG(vprof_sched_switch, bool preempt, struct task_struct *prev, struct 
    The waker then owes it the data wake-up of its next send (data_sent). */
 SEC("tp_btf/sched_waking")
 int BPF_PROG(vprof_sched_waking, struct task_struct *p) {
+  if (paused)
+    return 0;
   __u32 tgid = p->tgid;
   struct task_state *ps = bpf_task_storage_get(&tasks, p, NULL, 0);
   if ((!ps && !is_traced(tgid)) || (p->flags & VPROF_PF_EXITING))
@@ -272,7 +281,7 @@ static __always_inline void data_sent(void) {
    keep their first waker there. */
 SEC("tp_btf/sock_send_length")
 int BPF_PROG(vprof_sock_sent, struct sock *sk, int ret, int flags) {
-  if (ret > 0)
+  if (ret > 0 && !paused)
     data_sent();
   return 0;
 }

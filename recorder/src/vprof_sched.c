@@ -50,6 +50,8 @@ struct options {
   int ready_fd;
   unsigned ring_mb;
   bool quiet, check, verbose;
+  long alternate_ms;         /* >0: pause and resume recording every this many ms */
+  const char *alternate_log; /* where each phase's start goes (--alternate-log) */
 };
 
 /* The output file and its batch. */
@@ -116,6 +118,14 @@ static void usage(FILE *to) {
         "  --quiet         no summary line on exit\n"
         "  --verbose       print libbpf's messages (load and verifier logs)\n"
         "  --check         exit 0 if recording works here, else 3 with the reason and the fix\n"
+        "  --alternate MS  for overhead benchmarks only: pause recording for MS ms, resume it\n"
+        "                  for MS ms, and so on (the programs stay attached and return at once\n"
+        "                  while paused), so that one run of a workload is its own A/B; the\n"
+        "                  trace is not for analysis\n"
+        "  --alternate-log FILE  with --alternate: one line per phase, \"REALTIME_S\n"
+        "                  MONOTONIC_NS PHASE BUSY_TICKS TOTAL_TICKS\" (PHASE recording, paused\n"
+        "                  or end; the machine's CPU ticks from /proc/stat, busy = all but idle\n"
+        "                  and iowait)\n"
         "\n"
         "Recording ends on SIGINT or SIGTERM, or by itself once every traced process has exited.\n"
         "It needs root, or CAP_BPF and CAP_PERFMON, a kernel >= 5.18 with BTF\n"
@@ -160,16 +170,30 @@ static long thread_group_of(long tid) {
 
 /* Fills `o` from argv; returns EXIT_OK, or EXIT_USAGE after naming the bad flag (-1: --help). */
 static int parse_options(int argc, char **argv, struct options *o) {
-  enum { OPT_ROOT = 1, OPT_OUT, OPT_READY, OPT_RING, OPT_QUIET, OPT_VERBOSE, OPT_CHECK, OPT_HELP };
-  static const struct option longs[] = {{"root-pid", required_argument, NULL, OPT_ROOT},
-                                        {"out", required_argument, NULL, OPT_OUT},
-                                        {"ready-fd", required_argument, NULL, OPT_READY},
-                                        {"ring-mb", required_argument, NULL, OPT_RING},
-                                        {"quiet", no_argument, NULL, OPT_QUIET},
-                                        {"verbose", no_argument, NULL, OPT_VERBOSE},
-                                        {"check", no_argument, NULL, OPT_CHECK},
-                                        {"help", no_argument, NULL, OPT_HELP},
-                                        {NULL, 0, NULL, 0}};
+  enum {
+    OPT_ROOT = 1,
+    OPT_OUT,
+    OPT_READY,
+    OPT_RING,
+    OPT_ALTERNATE,
+    OPT_ALTERNATE_LOG,
+    OPT_QUIET,
+    OPT_VERBOSE,
+    OPT_CHECK,
+    OPT_HELP
+  };
+  static const struct option longs[] = {
+      {"root-pid", required_argument, NULL, OPT_ROOT},
+      {"out", required_argument, NULL, OPT_OUT},
+      {"ready-fd", required_argument, NULL, OPT_READY},
+      {"ring-mb", required_argument, NULL, OPT_RING},
+      {"alternate", required_argument, NULL, OPT_ALTERNATE},
+      {"alternate-log", required_argument, NULL, OPT_ALTERNATE_LOG},
+      {"quiet", no_argument, NULL, OPT_QUIET},
+      {"verbose", no_argument, NULL, OPT_VERBOSE},
+      {"check", no_argument, NULL, OPT_CHECK},
+      {"help", no_argument, NULL, OPT_HELP},
+      {NULL, 0, NULL, 0}};
   *o = (struct options){.root_pid = 0, .out = NULL, .ready_fd = -1, .ring_mb = RING_MB_DEFAULT};
   opterr = 0;
   int c;
@@ -193,6 +217,14 @@ static int parse_options(int argc, char **argv, struct options *o) {
       if (!parse_long(optarg, 1, RING_MB_MAX, &v))
         return usage_error("--ring-mb %s: want a size in MiB from 1 to %u", optarg, RING_MB_MAX);
       o->ring_mb = (unsigned)v;
+      break;
+    case OPT_ALTERNATE:
+      if (!parse_long(optarg, 100, 3600000, &v))
+        return usage_error("--alternate %s: want a phase length in ms from 100 to 3600000", optarg);
+      o->alternate_ms = v;
+      break;
+    case OPT_ALTERNATE_LOG:
+      o->alternate_log = optarg;
       break;
     case OPT_QUIET:
       o->quiet = true;
@@ -229,6 +261,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
     return usage_error("--root-pid %ld: a thread of process %ld, not a process", o->root_pid, tgid);
   if (o->ready_fd >= 0 && fcntl(o->ready_fd, F_GETFD) < 0)
     return usage_error("--ready-fd %d: not an open file descriptor", o->ready_fd);
+  if ((o->alternate_log != NULL) != (o->alternate_ms > 0))
+    return usage_error("--alternate and --alternate-log go together");
   return EXIT_OK;
 }
 
@@ -549,11 +583,70 @@ static int signal_ready(int fd) {
   return EXIT_OK;
 }
 
+/* ---- the within-run A/B (--alternate) ---- */
+
+struct alternation {
+  uint64_t period_ns, next_ns; /* period 0: no alternation */
+  FILE *log;
+  bool paused;
+};
+
+/* The machine's CPU ticks: busy (all but idle and iowait) and in all, from /proc/stat. */
+static void cpu_ticks(unsigned long long *busy, unsigned long long *total) {
+  unsigned long long t[10] = {0};
+  *busy = *total = 0;
+  FILE *f = fopen("/proc/stat", "r");
+  if (!f)
+    return;
+  int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &t[0], &t[1], &t[2],
+                 &t[3], &t[4], &t[5], &t[6], &t[7], &t[8], &t[9]);
+  fclose(f);
+  for (int i = 0; i < n && i < 8; i++) /* guest time is counted in user time already */
+    *total += t[i];
+  *busy = *total - t[3] - t[4];
+}
+
+/* One line of the log: the phase that began at `mono_ns` (the records' clock). */
+static void log_phase(struct alternation *a, const char *phase, uint64_t mono_ns) {
+  struct timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  unsigned long long busy, total;
+  cpu_ticks(&busy, &total);
+  fprintf(a->log, "%lld.%09ld %llu %s %llu %llu\n", (long long)rt.tv_sec, rt.tv_nsec,
+          (unsigned long long)mono_ns, phase, busy, total);
+  fflush(a->log);
+}
+
+/* Flips between recording and paused when the phase is over. A recording phase begins
+   before its store (no record precedes it), a paused one after (a program that read the flag
+   before the store may still write). */
+static void alternate(struct alternation *a, struct vprof_sched_bpf *skel) {
+  uint64_t before = monotonic_ns();
+  if (a->period_ns == 0 || before < a->next_ns)
+    return;
+  a->paused = !a->paused;
+  __atomic_store_n(&skel->bss->paused, a->paused ? 1u : 0u, __ATOMIC_SEQ_CST);
+  a->next_ns += a->period_ns;
+  log_phase(a, a->paused ? "paused" : "recording", a->paused ? monotonic_ns() : before);
+}
+
+/* The ring's poll timeout: POLL_MS, or less when a phase ends sooner. */
+static int poll_timeout_ms(const struct alternation *a) {
+  if (a->period_ns == 0)
+    return POLL_MS;
+  uint64_t now = monotonic_ns();
+  uint64_t left_ms = a->next_ns > now ? (a->next_ns - now + 999999) / 1000000 : 0;
+  return left_ms < POLL_MS ? (int)left_ms : POLL_MS;
+}
+
 /* Polls the ring until a stop signal or until the tree has no process left. */
 static void record_until_done(struct recording *rec, struct ring_buffer *ring,
-                              const struct vprof_sched_bpf *skel, int traced_fd) {
+                              struct vprof_sched_bpf *skel, int traced_fd,
+                              struct alternation *alt) {
   while (!stop_requested && rec->io_errno == 0) {
-    ring_buffer__poll(ring, POLL_MS); /* wakes early only when the ring is a quarter full */
+    alternate(alt, skel);
+    /* wakes early only when the ring is a quarter full */
+    ring_buffer__poll(ring, poll_timeout_ms(alt));
     ring_buffer__consume(ring);
     if (monotonic_ns() - rec->last_flush_ns >= FLUSH_NS)
       flush_batch(rec);
@@ -599,12 +692,28 @@ static int record(const struct options *o) {
     }
   if (!ring && status == EXIT_OK)
     status = io_error("ring buffer", "cannot map", errno);
+  struct alternation alt = {0, 0, NULL, false};
+  if (status == EXIT_OK && o->alternate_ms > 0) {
+    alt.log = fopen(o->alternate_log, "w");
+    if (!alt.log)
+      status = io_error(o->alternate_log, "cannot create", errno);
+    alt.period_ns = (uint64_t)o->alternate_ms * 1000000ull;
+  }
   if (status == EXIT_OK) {
     yield_to_the_workload();
     status = signal_ready(o->ready_fd);
   }
-  if (status == EXIT_OK)
-    record_until_done(&rec, ring, skel, traced_fd);
+  if (status == EXIT_OK) {
+    if (alt.log) {
+      alt.next_ns = monotonic_ns() + alt.period_ns;
+      log_phase(&alt, "recording", monotonic_ns());
+    }
+    record_until_done(&rec, ring, skel, traced_fd, &alt);
+  }
+  if (alt.log) {
+    log_phase(&alt, "end", monotonic_ns());
+    fclose(alt.log);
+  }
   /* detach first, so what is left in the ring is all there will be; a program already
      running on another CPU when it was detached commits within microseconds */
   vprof_sched_bpf__detach(skel);

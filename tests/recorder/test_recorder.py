@@ -382,6 +382,9 @@ def test_check_without_privilege_says_why(recorder):
     (["--root-pid", "1", "--out", "x", "--ring-mb", "0"], "--ring-mb 0"),
     (["--root-pid", "1", "--out", "x", "--ready-fd", "987"], "--ready-fd 987"),
     (["--root-pid", "1", "--out", "x", "extra"], "extra"),
+    (["--root-pid", "1", "--out", "x", "--alternate", "5", "--alternate-log", "y"],
+     "--alternate 5"),
+    (["--root-pid", "1", "--out", "x", "--alternate", "200"], "--alternate and --alternate-log"),
 ])
 def test_bad_flags_are_usage_errors(recorder, args, flag):
     r = subprocess.run([recorder, *args], capture_output=True, text=True, timeout=30)
@@ -459,6 +462,41 @@ def test_pingpong_rate(recorder, handoff, tmp_path):
           f"{len(f.records) / info['seconds']:.0f} records/s, {f.lost} lost; recorder CPU "
           f"{usage.ru_utime + usage.ru_stime:.3f} s (user {usage.ru_utime:.3f}, sys "
           f"{usage.ru_stime:.3f}) over {span:.3f} s recorded, {wall:.3f} s wall")
+
+
+def test_alternate_records_only_in_its_recording_phases(recorder, handoff, tmp_path):
+    """--alternate (an overhead benchmark's within-run A/B) pauses and resumes recording every
+    phase and logs each phase's start with the machine's CPU ticks: the ping-pong's sleeps,
+    wake-ups and runs fall in recording phases only, and in several of them."""
+    out, log = tmp_path / "sched.vpk", tmp_path / "phases.log"
+    rec = Recording(recorder, handoff, ["pingpong", 200000], out,
+                    extra=("--alternate", "100", "--alternate-log", log))
+    rec.go(timeout=300)
+    status, err, _ = rec.wait_recorder(timeout=120)
+    assert status == 0, err
+    rows = [line.split() for line in log.read_text().splitlines()]
+    phases = [r[2] for r in rows]
+    assert phases[0] == "recording" and phases[-1] == "end", phases
+    assert all(p == ("recording" if i % 2 == 0 else "paused")
+               for i, p in enumerate(phases[:-1])), phases
+    assert len(phases) >= 4, phases
+    starts = [int(r[1]) for r in rows]
+    assert starts == sorted(starts)
+    assert all(int(r[3]) <= int(r[4]) for r in rows), rows  # busy ticks within all ticks
+    paused = [(starts[i], starts[i + 1]) for i, p in enumerate(phases[:-1]) if p == "paused"]
+    recording = [(starts[i], starts[i + 1]) for i, p in enumerate(phases[:-1])
+                 if p == "recording"]
+    f = sched_file.read(out)
+    events = [r for r in f.records
+              if r.kind in (sched_file.SLEEP, sched_file.WAKE, sched_file.RUN)]
+    assert events
+    slack = 1_000_000  # a program already running when the pause was stored
+    inside_pause = [r for r in events
+                    if any(a + slack < r.time_ns < b for a, b in paused)]
+    assert not inside_pause, inside_pause[:5]
+    busy_phases = {i for i, (a, b) in enumerate(recording)
+                   for r in events if a <= r.time_ns < b}
+    assert len(busy_phases) >= 2 or len(recording) < 2, (busy_phases, len(recording))
 
 
 def test_switch_between_traced_threads_is_one_record(recorder, handoff, tmp_path):

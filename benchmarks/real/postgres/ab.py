@@ -3,7 +3,8 @@
 as the loop left it (its last build is the final plan's), pgbench runs alternating, tps and
 mean latency per run; prints the ratio with a 95 % interval (t over the paired runs).
     ab.py [--pairs 5] [--txns 2000] [--iteration N ...]
-          [--kernel-wakeups-ab [--compare-sched VPROF_SCHED] [--settle S]] [--async-commit]
+          [--kernel-wakeups-ab [--compare-sched VPROF_SCHED] [--settle S]]
+          [--kernel-wakeups-alternate SECONDS [--phase S]] [--async-commit]
 Run after run.sh. The vprof build traces into a temporary directory, removed after each run.
 --iteration N: the plan of iteration N instead (`vprof build --iteration N` first; the newest
 plan is built again at the end), several to compare every exploration plan.
@@ -14,6 +15,14 @@ the CPU the run's whole tree used per transaction: a cpuacct cgroup holds it, th
 included, and it includes the recorder's start — its --check and loading, some 50 ms a run).
 --compare-sched VPROF_SCHED: a third mode, `on` with another vprof-sched binary, in rotation.
 --settle S: before each run, sync and wait S seconds (the previous run's write-back).
+--kernel-wakeups-alternate SECONDS: the same cost measured within one run instead: one pgbench
+run of SECONDS under `vprof run --kernel-wakeups on`, its recorder pausing and resuming every
+--phase seconds (vprof-sched --alternate: paused, its programs return at once), so that
+consecutive phases share the server's state (its tables' bloat, checkpoints, the disk's
+write-back) that makes separate runs differ by a third; each (recording, paused) pair of phases
+gives a ratio of tps and of the machine's CPU per transaction, over the whole seconds of
+pgbench's progress inside each phase. It slightly understates the cost: a paused program
+still runs (tens of ns a switch).
 --async-commit: the server's commits do not wait for the disk (PGOPTIONS
 -c synchronous_commit=off): the runs are bound by the CPUs, not by the shared disk's fdatasync,
 which measures a CPU cost (the recorder's) with less of the disk's noise."""
@@ -162,6 +171,82 @@ def run_kernel(install: pathlib.Path, txns: int, mode: str,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
+def alternation_wrapper(tmp: pathlib.Path, phase_ms: int, log: pathlib.Path) -> pathlib.Path:
+    """An executable that runs the recorder `vprof run` would with --alternate added."""
+    exe = vprof_exe().parent.parent / "recorder" / "vprof-sched"
+    if not exe.exists():
+        sys.exit(f"ab.py: {exe}: no recorder built")
+    wrapper = tmp / "vprof-sched"
+    wrapper.write_text(f"#!/bin/sh\nexec '{exe}' \"$@\" --alternate {phase_ms} "
+                       f"--alternate-log '{log}'\n")
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def phases_of(log: pathlib.Path) -> list:
+    """[(start, end, phase, busy ticks, all ticks)] from vprof-sched's --alternate-log."""
+    rows = [line.split() for line in log.read_text().splitlines() if line.strip()]
+    out = []
+    for a, b in zip(rows, rows[1:]):
+        out.append((float(a[0]), float(b[0]), a[2], int(b[3]) - int(a[3]), int(b[4]) - int(a[4])))
+    return out
+
+
+def progress_of(output: str) -> list:
+    """[(end time, tps)] of pgbench's per-second progress lines (--progress-timestamp)."""
+    return [(float(m.group(1)), float(m.group(2)))
+            for m in re.finditer(r"progress: ([\d.]+) s, ([\d.]+) tps", output)]
+
+
+def phase_figures(phases: list, progress: list, ncpu: int) -> list:
+    """[(phase, tps, CPU seconds per transaction)] of each complete phase: the mean tps of the
+    progress seconds wholly inside it; its machine CPU over its transactions."""
+    out = []
+    for start, end, phase, busy, total in phases:
+        if phase not in ("recording", "paused") or total <= 0:
+            continue
+        inside = [tps for t, tps in progress if t - 1.0 >= start and t <= end]
+        if not inside:
+            continue
+        tps = statistics.mean(inside)
+        cpu_seconds = (end - start) * ncpu * busy / total
+        out.append((phase, tps, cpu_seconds / (tps * (end - start))))
+    return out
+
+
+def compare_alternating(final, a) -> int:
+    """The recorder's cost within one long run (--kernel-wakeups-alternate)."""
+    env = dict(os.environ)
+    env["PG_CLIENT_BIN"] = str(CACHE / "plain" / "install" / "bin")
+    env["PG_DURATION"] = str(a.kernel_wakeups_alternate)
+    tmp = pathlib.Path(tempfile.mkdtemp(prefix="vprof-ab-alt-"))
+    try:
+        log = tmp / "phases.log"
+        env["VPROF_SCHED"] = str(alternation_wrapper(tmp, int(1000 * a.phase), log))
+        trace = tmp / "trace"
+        cmd = [str(vprof_exe()), "-C", str(CACHE / "project"), "run", "--kernel-wakeups", "on",
+               "--trace-dir", str(trace), "--", str(HERE / "workload.sh"), str(final), "0"]
+        r = subprocess.run(cmd, env=env, capture_output=True, text=True)
+        if r.returncode != 0 or not log.exists():
+            sys.exit(f"ab.py: {' '.join(cmd)} failed ({r.returncode}):\n"
+                     f"{r.stdout[-1500:]}{r.stderr[-1500:]}")
+        figures = phase_figures(phases_of(log), progress_of(r.stdout), os.cpu_count() or 1)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    pairs = [(x, y) for x, y in zip(figures[0::2], figures[1::2])
+             if x[0] == "recording" and y[0] == "paused"]
+    if len(pairs) < 2:
+        sys.exit(f"ab.py: {len(pairs)} (recording, paused) pairs of phases: run longer")
+    for i, (on, off) in enumerate(pairs):
+        print(f"phases {2 * i + 1}-{2 * i + 2}: recording {on[1]:.0f} tps "
+              f"{1e6 * on[2]:.0f} us CPU/txn, paused {off[1]:.0f} tps {1e6 * off[2]:.0f} us "
+              f"CPU/txn ({100 * (on[1] / off[1] - 1):+.1f} % tps)")
+    interval([on[1] / off[1] for on, off in pairs], "kernel wake-ups recording / paused", "tps")
+    interval([on[2] / off[2] for on, off in pairs], "kernel wake-ups recording / paused",
+             "machine CPU per transaction")
+    return 0
+
+
 def vprof_build(iteration=None) -> None:
     """Builds the vprof tree with a plan of the loop's workspace and installs it."""
     args = [str(vprof_exe()), "-C", str(CACHE / "project"), "build"]
@@ -184,6 +269,11 @@ def main() -> int:
     ap.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
                     help="with --kernel-wakeups-ab: before each run, sync the disks and wait "
                     "this long, so the previous run's write-back does not land in it")
+    ap.add_argument("--kernel-wakeups-alternate", type=float, metavar="SECONDS",
+                    help="the recorder's cost within one pgbench run of SECONDS, recording "
+                    "paused and resumed every --phase seconds")
+    ap.add_argument("--phase", type=float, default=4.0, metavar="SECONDS",
+                    help="with --kernel-wakeups-alternate: the length of each phase (4)")
     ap.add_argument("--async-commit", action="store_true",
                     help="synchronous_commit = off: CPU-bound runs, not disk-bound")
     a = ap.parse_args()
@@ -197,6 +287,8 @@ def main() -> int:
         if not (p / "bin" / "postgres").exists():
             sys.exit(f"ab.py: {p}: no build; run run.sh first")
     os.environ.setdefault("VPROF_MAX_THREAD_MB", "1024")  # as run.sh
+    if a.kernel_wakeups_alternate:
+        return compare_alternating(final, a)
     if a.kernel_wakeups_ab:
         if a.iteration:
             ap.error("--kernel-wakeups-ab compares the final plan only (no --iteration)")

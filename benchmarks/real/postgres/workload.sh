@@ -6,7 +6,9 @@
 #   workload.sh INSTALL_DIR [TRANSACTIONS_PER_CLIENT]
 # Environment: PG_CLIENTS (4), PG_SCALE (10), PG_PORT (55432), PG_CLIENT_BIN (the bin/ of
 # pgbench and psql, default the install's: the load generator of a profiled server should be
-# a plain build, run.sh and ab.py point it at plain/install/bin). VPROF_TRACE_DIR, when set
+# a plain build, run.sh and ab.py point it at plain/install/bin), PG_DURATION (seconds: run
+# pgbench that long instead of a number of transactions, printing its progress every second
+# with Unix timestamps — ab.py --kernel-wakeups-alternate). VPROF_TRACE_DIR, when set
 # (by `vprof loop`), is made writable for the server's user: a server that cannot write it
 # would run untraced.
 set -euo pipefail
@@ -66,6 +68,10 @@ chmod 644 "$data/../tpcb-one-query.sql"
 # pgbench is the load, not the profiled program: VPROF_DISABLE=1 also keeps the kernel
 # wake-up recorder off its threads (docs/recorder.md), which would cost every one of its
 # switches and give the analyzer nothing.
+length=(-t "$per_client")
+if [ -n "${PG_DURATION:-}" ]; then
+  length=(-T "$PG_DURATION" -P 1 --progress-timestamp)
+fi
 "${as_user[@]}" env -u VPROF_TRACE_DIR VPROF_DISABLE=1 "$client/pgbench" -h "$data" -p "$port" -U postgres -n -M simple \
-  -c "$clients" -j 2 -t "$per_client" -f "$data/../tpcb-one-query.sql" postgres 2>&1 |
-  grep -E "^(tps|latency|number of (transactions|failed))" || true
+  -c "$clients" -j 2 "${length[@]}" -f "$data/../tpcb-one-query.sql" postgres 2>&1 |
+  grep -E "^(tps|latency|number of (transactions|failed)|progress:)" || true
