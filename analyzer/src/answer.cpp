@@ -35,9 +35,9 @@ std::string waker_on(const AnalysisResult &res, const std::vector<int> &path) {
   bool below_wait = false;
   for (int n : path) {
     const Node &nd = res.nodes[static_cast<std::size_t>(n)];
-    if (below_wait && (nd.kind == Node::Kind::Site || is_outside_waker(nd)))
+    if (below_wait && (nd.kind == Node::Kind::Site || is_pseudo_waker(nd)))
       return nd.name;
-    below_wait = below_wait || (nd.kind == Node::Kind::Wait && !is_outside_waker(nd));
+    below_wait = below_wait || (nd.kind == Node::Kind::Wait && !is_pseudo_waker(nd));
   }
   return "";
 }

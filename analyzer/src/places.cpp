@@ -20,9 +20,14 @@ bool is_wakeup_delay(const AnalysisResult &res, int node) {
          n.wait == wait_kind_name(kWakeup);
 }
 
-bool is_outside_waker(const Node &n) {
+bool is_pseudo_waker(const Node &n) {
   return n.kind == Node::Kind::Wait && (n.wait == "io-device" || n.wait == "net-receive" ||
                                         n.wait == "timer" || n.wait == "other-process");
+}
+
+bool is_outside_waker(const Node &n) {
+  return n.kind == Node::Kind::Wait &&
+         (n.wait == "io-device" || n.wait == "net-receive" || n.wait == "timer");
 }
 
 // A kernel wait (or its pseudo-waker or wake-up delay) directly inside a timed call of an

@@ -141,9 +141,13 @@ struct PlaceTable {
 PlaceTable assign_places(const AnalysisResult &res, const DbFacts &facts);
 // Whether `node` is a waiter's wake-up delay (below the wait node that had a waker).
 bool is_wakeup_delay(const AnalysisResult &res, int node);
-// Whether `n` is a kernel wait's pseudo-waker outside the traced program: the block device,
-// the network, a timer or another process (not a traced process's thread without records,
-// which is the program's code no plan probes yet).
+// Whether `n` is a kernel wait's pseudo-waker: the block device, the network, a timer or
+// another process (not a traced process's thread without records, which is the program's code
+// no plan probes yet).
+bool is_pseudo_waker(const Node &n);
+// Whether `n` is a pseudo-waker that is no program at all: the block device, the network, a
+// timer. Its time names no code but the wait of the function that waited (Place::outside_waker);
+// another process's time is that program's work, which tracing it would show.
 bool is_outside_waker(const Node &n);
 
 // ---- per group ------------------------------------------------------------------------

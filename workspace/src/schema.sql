@@ -193,8 +193,8 @@ CREATE TABLE IF NOT EXISTS places(
   holder INTEGER,               -- call, wait: the function whose code makes the call or waits
   node INTEGER,                 -- tree_nodes.node of the context carrying most of it
   vprofiler_score REAL NOT NULL DEFAULT 0, -- specificity x share (VProfiler's score)
-  outside_waker INTEGER NOT NULL DEFAULT 0, -- 1: a kernel wait's pseudo-waker (the disk, the
-                                -- network, a timer, another process): answered by its holder
+  outside_waker INTEGER NOT NULL DEFAULT 0, -- 1: a kernel wait's pseudo-waker that is no program
+                                -- (the disk, the network, a timer): answered by its holder
   PRIMARY KEY(run, label, rank)
 );
 

@@ -155,11 +155,12 @@ struct Place {
   // after its waker's release — the scheduler's time, no code of the program. It ranks
   // behind every place above the noise floor that names code (docs/statistics.md, "Places").
   bool wakeup_delay = false;
-  // A kernel wait's pseudo-waker (key "w:io-device@...", "w:net-receive@...", "w:timer@...",
-  // "w:other-process@..."): the time something outside the traced program took to end a wait
-  // of `holder` — the disk, the network, a timer, another process. It names no code but the
-  // function that waited, which answers for it (the planner's final plan keeps that function
-  // and times its outside calls: docs/planner.md, "The final plan").
+  // A kernel wait's pseudo-waker that is no program (key "w:io-device@...",
+  // "w:net-receive@...", "w:timer@..."): the time the disk, the network or a timer took to end
+  // a wait of `holder`. It names no code but the function that waited, which answers for it
+  // (the planner's final plan keeps that function and times its outside calls:
+  // docs/planner.md, "The final plan"). Not `[process] other`: another program's time is that
+  // program's work, which tracing it too would show.
   bool outside_waker = false;
 };
 

@@ -122,7 +122,7 @@ struct PlaceEntry {
   double specificity = 0, score = 0, vprofiler_score = 0;
   bool waker = false;
   std::string_view via = "";
-  bool outside_waker = false; // a kernel wait's pseudo-waker (analyzer: Place::outside_waker)
+  bool outside_waker = false; // the disk's, network's, timer's time (Place::outside_waker)
 };
 
 // A wait on the intervals' own path (waits).

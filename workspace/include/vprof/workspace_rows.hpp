@@ -224,7 +224,7 @@ struct PlaceRow {
   int node = -1;           // the context carrying most of it
   double share = 0, contribution = 0, specificity = 0;
   bool waker = false;
-  // Wait: a kernel wait's pseudo-waker (the disk, the network, a timer, another process),
+  // Wait: a kernel wait's pseudo-waker that is no program (the disk, the network, a timer),
   // whose time names no code but the holder's wait
   bool outside_waker = false;
 };
