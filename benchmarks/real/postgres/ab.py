@@ -4,7 +4,7 @@ as the loop left it (its last build is the final plan's), pgbench runs alternati
 mean latency per run; prints the ratio with a 95 % interval (t over the paired runs).
     ab.py [--pairs 5] [--txns 2000] [--iteration N ...]
           [--kernel-wakeups-ab [--compare-sched VPROF_SCHED] [--settle S]]
-          [--kernel-wakeups-alternate SECONDS [--phase S]] [--async-commit]
+          [--kernel-wakeups-alternate SECONDS [--phase S] [--runs N]] [--async-commit]
 Run after run.sh. The vprof build traces into a temporary directory, removed after each run.
 --iteration N: the plan of iteration N instead (`vprof build --iteration N` first; the newest
 plan is built again at the end), several to compare every exploration plan.
@@ -27,6 +27,7 @@ still runs (tens of ns a switch).
 -c synchronous_commit=off): the runs are bound by the CPUs, not by the shared disk's fdatasync,
 which measures a CPU cost (the recorder's) with less of the disk's noise."""
 import argparse
+import math
 import os
 import struct
 import pathlib
@@ -214,8 +215,20 @@ def phase_figures(phases: list, progress: list, ncpu: int) -> list:
     return out
 
 
-def compare_alternating(final, a) -> int:
-    """The recorder's cost within one long run (--kernel-wakeups-alternate)."""
+def geometric_interval(r: list, what: str, name: str) -> None:
+    """Prints the geometric mean of the ratios r with its 95 % interval (t over the logs): the
+    arithmetic mean of ratios that vary by a sixth either way is biased up by their variance
+    (a ratio and its inverse would both come out above 1)."""
+    logs = [math.log(x) for x in r]
+    m = statistics.mean(logs)
+    h = t95(len(logs) - 1) * statistics.stdev(logs) / len(logs) ** 0.5
+    print(f"{what}, {name}: {100 * (math.exp(m) - 1):+.1f} % [{100 * (math.exp(m - h) - 1):+.1f}, "
+          f"{100 * (math.exp(m + h) - 1):+.1f}] (geometric mean of {len(r)} pairs)")
+
+
+def alternating_run(final, a) -> list:
+    """One pgbench run of --kernel-wakeups-alternate seconds, recording paused and resumed every
+    --phase seconds: its (recording, paused) pairs of phase figures."""
     env = dict(os.environ)
     env["PG_CLIENT_BIN"] = str(CACHE / "plain" / "install" / "bin")
     env["PG_DURATION"] = str(a.kernel_wakeups_alternate)
@@ -230,20 +243,41 @@ def compare_alternating(final, a) -> int:
         if r.returncode != 0 or not log.exists():
             sys.exit(f"ab.py: {' '.join(cmd)} failed ({r.returncode}):\n"
                      f"{r.stdout[-1500:]}{r.stderr[-1500:]}")
-        figures = phase_figures(phases_of(log), progress_of(r.stdout), os.cpu_count() or 1)
+        progress = progress_of(r.stdout)
+        if not progress:
+            sys.exit(f"ab.py: no pgbench progress lines in the workload's output:\n"
+                     f"{r.stdout[-1500:]}{r.stderr[-1500:]}")
+        figures = phase_figures(phases_of(log), progress, os.cpu_count() or 1)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    pairs = [(x, y) for x, y in zip(figures[0::2], figures[1::2])
-             if x[0] == "recording" and y[0] == "paused"]
+    return [(x, y) for x, y in zip(figures[0::2], figures[1::2])
+            if x[0] == "recording" and y[0] == "paused"]
+
+
+def compare_alternating(final, a) -> int:
+    """The recorder's cost within long runs (--kernel-wakeups-alternate), --runs of them
+    pooled."""
+    pairs, after = [], []
+    for run_no in range(a.runs):
+        got = alternating_run(final, a)
+        for i, (on, off) in enumerate(got):
+            print(f"run {run_no + 1}, phases {2 * i + 1}-{2 * i + 2}: recording {on[1]:.0f} tps "
+                  f"{1e6 * on[2]:.0f} us CPU/txn, paused {off[1]:.0f} tps {1e6 * off[2]:.0f} us "
+                  f"CPU/txn ({100 * (on[1] / off[1] - 1):+.1f} % tps)", flush=True)
+        pairs += got
+        # each paused phase against the recording phase after it: a drift during the run
+        # biases these and the pairs by as much in opposite directions
+        after += [(got[k + 1][0], got[k][1]) for k in range(len(got) - 1)]
     if len(pairs) < 2:
         sys.exit(f"ab.py: {len(pairs)} (recording, paused) pairs of phases: run longer")
-    for i, (on, off) in enumerate(pairs):
-        print(f"phases {2 * i + 1}-{2 * i + 2}: recording {on[1]:.0f} tps "
-              f"{1e6 * on[2]:.0f} us CPU/txn, paused {off[1]:.0f} tps {1e6 * off[2]:.0f} us "
-              f"CPU/txn ({100 * (on[1] / off[1] - 1):+.1f} % tps)")
-    interval([on[1] / off[1] for on, off in pairs], "kernel wake-ups recording / paused", "tps")
-    interval([on[2] / off[2] for on, off in pairs], "kernel wake-ups recording / paused",
-             "machine CPU per transaction")
+    geometric_interval([on[1] / off[1] for on, off in pairs],
+                       "kernel wake-ups recording / paused", "tps")
+    geometric_interval([on[2] / off[2] for on, off in pairs],
+                       "kernel wake-ups recording / paused", "machine CPU per transaction")
+    if len(after) >= 2:
+        geometric_interval([on[1] / off[1] for on, off in after],
+                           "the same, each paused phase against the recording phase after it",
+                           "tps")
     return 0
 
 
@@ -269,9 +303,11 @@ def main() -> int:
     ap.add_argument("--settle", type=float, default=0.0, metavar="SECONDS",
                     help="with --kernel-wakeups-ab: before each run, sync the disks and wait "
                     "this long, so the previous run's write-back does not land in it")
-    ap.add_argument("--kernel-wakeups-alternate", type=float, metavar="SECONDS",
+    ap.add_argument("--kernel-wakeups-alternate", type=int, metavar="SECONDS",
                     help="the recorder's cost within one pgbench run of SECONDS, recording "
                     "paused and resumed every --phase seconds")
+    ap.add_argument("--runs", type=int, default=1,
+                    help="with --kernel-wakeups-alternate: how many such runs, their pairs pooled")
     ap.add_argument("--phase", type=float, default=4.0, metavar="SECONDS",
                     help="with --kernel-wakeups-alternate: the length of each phase (4)")
     ap.add_argument("--async-commit", action="store_true",
