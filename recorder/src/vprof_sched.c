@@ -601,6 +601,8 @@ static void cpu_ticks(unsigned long long *busy, unsigned long long *total) {
   int n = fscanf(f, "cpu %llu %llu %llu %llu %llu %llu %llu %llu %llu %llu", &t[0], &t[1], &t[2],
                  &t[3], &t[4], &t[5], &t[6], &t[7], &t[8], &t[9]);
   fclose(f);
+  if (n < 5) /* user nice system idle iowait at least (Linux >= 2.6) */
+    return;
   for (int i = 0; i < n && i < 8; i++) /* guest time is counted in user time already */
     *total += t[i];
   *busy = *total - t[3] - t[4];
