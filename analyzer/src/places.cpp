@@ -25,10 +25,7 @@ bool is_pseudo_waker(const Node &n) {
                                         n.wait == "timer" || n.wait == "other-process");
 }
 
-bool is_outside_waker(const Node &n) {
-  return n.kind == Node::Kind::Wait &&
-         (n.wait == "io-device" || n.wait == "net-receive" || n.wait == "timer");
-}
+bool is_outside_waker(const Node &n) { return is_pseudo_waker(n) && n.wait != "other-process"; }
 
 // A kernel wait (or its pseudo-waker or wake-up delay) directly inside a timed call of an
 // outside function: the place the call's time belongs to takes it too.

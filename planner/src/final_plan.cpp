@@ -36,6 +36,23 @@ FunctionId place_function(const ws::PlaceRow &p) {
   return p.kind == ws::PlaceKind::Function ? p.function : p.holder;
 }
 
+// A function's name for a refusal (its id when the workspace has no row for it).
+std::string name_of(ws::Database &db, FunctionId f) {
+  auto row = ws::function_row(db, f);
+  return row ? row->name : std::to_string(f);
+}
+
+// A chain function's calls of one callee left untimed: together their probes cost `records`
+// per interval, more than the whole final budget.
+Refusal hot_calls(FunctionId f, std::string name, double records) {
+  Refusal r;
+  r.function = f;
+  r.name = std::move(name);
+  r.records = records;
+  r.why = "its probes alone would pass the final budget";
+  return r;
+}
+
 // The call sites a final plan times: of the outside and dispatching calls, those whose
 // place carried the threshold in any run (an outside call's place covers every call of that
 // callee in the function). The others cost records in every interval and explain nothing.
@@ -146,23 +163,15 @@ std::vector<Refusal> untime_hot_chain_calls(ws::Database &db, const std::vector<
         continue;
       for (ws::SiteId s : alike)
         prices.untime(s);
-      Refusal r;
-      r.function = f;
       auto it = named.find(site.id);
-      r.name = it != named.end() ? it->second : "call site " + std::to_string(site.id);
-      r.records = records;
-      r.why = "its probes alone would pass the final budget";
-      out.push_back(std::move(r));
+      out.push_back(hot_calls(
+          f, it != named.end() ? it->second : "call site " + std::to_string(site.id), records));
     }
   return out;
 }
 
-// Whether a run timed any of f's calls of outside functions (ENTERs at such a site).
-bool outside_calls_timed(ws::Database &db, const ws::RunRow &run, FunctionId f) {
-  std::set<ws::SiteId> outside;
-  for (const auto &s : ws::sites_of(db, f))
-    if (!s.body && !s.callee_defined)
-      outside.insert(s.id);
+// Whether a run timed any of the call sites `outside` (ENTERs at one of them).
+bool any_site_ran(ws::Database &db, const ws::RunRow &run, const std::set<ws::SiteId> &outside) {
   if (outside.empty())
     return false;
   for (const auto &c : ws::site_calls_of(db, run.id))
@@ -177,12 +186,16 @@ bool outside_calls_timed(ws::Database &db, const ws::RunRow &run, FunctionId f) 
 // system call made inline) says timing them again would not.
 bool waits_in_own_code(ws::Database &db, const std::vector<ws::RunRow> &runs, FunctionId f,
                        double threshold) {
+  std::set<ws::SiteId> outside; // f's calls of outside functions the rewriter made sites of
+  for (const auto &s : ws::sites_of(db, f))
+    if (!s.body && !s.callee_defined)
+      outside.insert(s.id);
   for (const auto &run : runs) {
     bool carried = false;
     for (const auto &p : ws::places_of(db, run.id))
       carried =
           carried || (p.kind == ws::PlaceKind::Wait && p.holder == f && carries(p, threshold));
-    if (carried && !outside_calls_timed(db, run, f))
+    if (carried && !any_site_ran(db, run, outside))
       return true;
   }
   return false;
@@ -209,13 +222,7 @@ std::size_t time_calls_that_wait(ws::Database &db, FunctionId f, double budget, 
     for (const auto &[site, r] : sites)
       records += r;
     if (records > budget) {
-      auto row = ws::function_row(db, f);
-      Refusal r;
-      r.function = f;
-      r.name = callee + "() in " + (row ? row->name : std::to_string(f));
-      r.records = records;
-      r.why = "its probes alone would pass the final budget";
-      untimed.push_back(std::move(r));
+      untimed.push_back(hot_calls(f, callee + "() in " + name_of(db, f), records));
       continue;
     }
     for (const auto &[site, r] : sites)
@@ -395,8 +402,7 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
   auto left_out = [&](FunctionId f) {
     Refusal r;
     r.function = f;
-    auto row = ws::function_row(db, f);
-    r.name = row ? row->name : std::to_string(f);
+    r.name = name_of(db, f);
     r.records = prices.final_records(f);
     r.why = "its probes would pass the final budget";
     fr.left_out.push_back(std::move(r));
@@ -466,8 +472,7 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
     if (fr.predicted_records + cost > fr.budget_records) {
       Refusal r;
       r.function = f;
-      auto row = ws::function_row(db, f);
-      r.name = row ? row->name : std::to_string(f);
+      r.name = name_of(db, f);
       r.records = cost;
       r.why = "its probes would pass the final budget";
       fr.dropped_for_cost.push_back(std::move(r));
