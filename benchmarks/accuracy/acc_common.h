@@ -182,11 +182,14 @@ static inline void acc_report_wakeup(const char *program, const char *cause, con
  * begin, lock request, acquisition and critical section [cs_begin, cs_end]. `blocked[i]`
  * says whether i's acquisition waited (a custom lock knows it went to sleep); NULL: i
  * waited iff the previous holder still held the lock at i's request (the runtime's
- * trylock failed, as pthread_mutex_lock's interposer sees it). */
+ * trylock failed, as pthread_mutex_lock's interposer sees it). `woke[k]` says whether
+ * section k's release woke a sleeper (acc_mutex_has_sleepers just before the unlock);
+ * NULL: every release did. */
 typedef struct acc_lock_sections {
   int n, threads;
   uint64_t *begin_ns, *req_ns, *acq_ns, *cs_begin_ns, *cs_end_ns;
   const unsigned char *blocked;
+  unsigned char *woke;
   int *order, *pos; /* filled by acc_lock_path_times: acquisition order and its inverse */
 } acc_lock_sections;
 
@@ -201,6 +204,18 @@ static inline acc_lock_sections acc_lock_sections_new(int n, int threads) {
   s.cs_begin_ns = (uint64_t *)acc_xcalloc(n, sizeof(uint64_t));
   s.cs_end_ns = (uint64_t *)acc_xcalloc(n, sizeof(uint64_t));
   return s;
+}
+
+/* 1 if unlocking `m` (held by the caller) wakes a thread asleep on it: glibc's normal mutex
+ * keeps 2 in its lock word once a thread went to sleep on it (0 free, 1 held); a release
+ * that finds 1 wakes nobody. Other libcs: 1 (every release counts as the waker). */
+static inline unsigned char acc_mutex_has_sleepers(pthread_mutex_t *m) {
+#if defined(__GLIBC__) && defined(__LP64__) && (defined(__x86_64__) || defined(__aarch64__))
+  return __atomic_load_n(&m->__data.__lock, __ATOMIC_RELAXED) == 2;
+#else
+  (void)m;
+  return 1;
+#endif
 }
 
 /* Runs `body(t)` on `threads` new threads (t = 0 .. threads - 1) and joins them; exits
@@ -232,14 +247,31 @@ static inline int acc_lock_waited_(const acc_lock_sections *s, int i) {
   return s->cs_end_ns[s->order[k - 1]] > s->req_ns[i];
 }
 
+/* The section whose release woke i (i waited): the last section before i's, in acquisition
+ * order, that released the lock to a sleeper. Lock stealing: while i, woken, waits for a
+ * CPU, its waker may take the lock again and release it to nobody; those sections ran
+ * while i was runnable (its wake-up delay), not between i's sleep and its wake-up. None
+ * found after i's request (the sleeper set 2 just after the releaser looked): the section
+ * just before i's. */
+static inline int acc_lock_waker_(const acc_lock_sections *s, int i) {
+  for (int k = s->pos[i] - 1; k >= 0; --k) {
+    int j = s->order[k];
+    if (s->cs_end_ns[j] <= s->req_ns[i])
+      break;
+    if (!s->woke || s->woke[j])
+      return j;
+  }
+  return s->order[s->pos[i] - 1];
+}
+
 /* The critical-path rule (walk back from the interval's end; where a thread was woken,
  * jump to the waker at its release; stop at the interval's begin) applied to the holders'
  * work: self_ns[i] = i's own critical section, waker_ns[i] = the critical sections on the
- * path between i's begin and its acquisition. Sections never overlap (one lock): in
- * acquisition order, the section before i's is the one whose release let i in. The path
- * jumps to that releaser's thread and walks it back to begin(i), taking every one of its
- * sections there (with lock stealing the releaser may have held the lock twice while i was
- * blocked); where one of those had waited itself, the path jumps on to its releaser. */
+ * path between i's begin and its acquisition. Sections never overlap (one lock): the
+ * section whose release woke i (acc_lock_waker_) is where the path jumps to the releaser's
+ * thread; it walks that thread back to begin(i), taking every one of its sections there
+ * (with lock stealing the releaser may have held the lock twice while i was asleep); where
+ * one of those had waited itself, the path jumps on to its waker. */
 static inline void acc_lock_path_times(acc_lock_sections *s, double *self_ns, double *waker_ns) {
   int n = s->n;
   s->order = (int *)acc_xcalloc(n, sizeof(int));
@@ -254,7 +286,7 @@ static inline void acc_lock_path_times(acc_lock_sections *s, double *self_ns, do
     double t = 0;
     uint64_t lo = s->begin_ns[i], hi = s->acq_ns[i];
     /* j: a section of the thread the path is on */
-    int j = acc_lock_waited_(s, i) ? s->order[s->pos[i] - 1] : -1;
+    int j = acc_lock_waited_(s, i) ? acc_lock_waker_(s, i) : -1;
     while (j >= 0) {
       int next = -1;
       for (int k = j; k >= 0 && s->cs_end_ns[k] > lo; k -= s->threads) {
@@ -264,7 +296,7 @@ static inline void acc_lock_path_times(acc_lock_sections *s, double *self_ns, do
           t += (double)(b - a);
         if (acc_lock_waited_(s, k) && s->acq_ns[k] > lo) { /* blocked here: on to its releaser */
           hi = s->acq_ns[k];
-          next = s->order[s->pos[k] - 1];
+          next = acc_lock_waker_(s, k);
           break;
         }
       }

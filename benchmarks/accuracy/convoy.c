@@ -8,10 +8,13 @@
  * The realised term follows the critical-path rule (walk back from the interval's end;
  * where a thread was woken, jump to the waker at its release; stop at the interval's
  * begin): T_holder(s) = own critical section (share_self) + the critical sections on
- * the path between s's begin and its acquisition (share_waker): every section of the
+ * the path between s's begin and its acquisition (share_waker): from the section whose
+ * release woke s (the lock word said a thread slept on it), every section of the
  * releaser's thread back to s's begin (with lock stealing, more than one), and where one
- * of them had waited, its releaser's, and so on. An acquisition "waited" when
- * the previous holder still held the lock at the request (the runtime's trylock failed).
+ * of them had waited, its waker's, and so on. An acquisition "waited" when the previous
+ * holder still held the lock at the request (the runtime's trylock failed). Sections the
+ * releaser ran after waking s, while s waited for a CPU, are s's wake-up delay: off the
+ * holders' path (a loaded machine makes many).
  * share = Var(T_holder)/Var(L); queueing makes a closed form impractical, so the analytic
  * value is not given (nan) and the realised share is the reference. */
 #include "acc_common.h"
@@ -37,6 +40,7 @@ void convoy_update_table(int i) {
   g_sec.cs_begin_ns[i] = g_sec.acq_ns[i];
   convoy_holder_work(i);
   g_sec.cs_end_ns[i] = ACC_NOW_NS();
+  g_sec.woke[i] = acc_mutex_has_sleepers(&g_table_lock);
   pthread_mutex_unlock(&g_table_lock);
 }
 
@@ -72,6 +76,7 @@ int main(int argc, char **argv) {
   g_self_ns = acc_xcalloc(g_n, sizeof(double));
   g_waker_ns = acc_xcalloc(g_n, sizeof(double));
   g_sec = acc_lock_sections_new(g_n, g_threads);
+  g_sec.woke = acc_xcalloc(g_n, sizeof(unsigned char));
   for (int i = 0; i < g_n; ++i) {
     g_work_u[i] = acc_uniform(&rng, 20, 300);
     g_noise_u[i] = acc_uniform(&rng, 0, 200);
