@@ -218,17 +218,62 @@ static inline unsigned char acc_mutex_has_sleepers(pthread_mutex_t *m) {
 #endif
 }
 
+/* Nanoseconds the calling thread has spent runnable but waiting for a CPU (the second field
+ * of /proc/thread-self/schedstat: run queue and wake-up delays, preemptions), or -1 where the
+ * kernel does not say (no schedstats). */
+static inline int64_t acc_cpu_wait_ns(void) {
+  FILE *f = fopen("/proc/thread-self/schedstat", "r");
+  unsigned long long on_cpu = 0, waiting = 0;
+  int got = f ? fscanf(f, "%llu %llu", &on_cpu, &waiting) : 0;
+  if (f)
+    fclose(f);
+  return got == 2 ? (int64_t)waiting : -1;
+}
+
+/* One worker of acc_run_threads: its body, and the time it waited for a CPU meanwhile. */
+typedef struct acc_worker_ {
+  void *(*body)(void *);
+  int t;
+  int64_t wall_ns, cpu_wait_ns;
+} acc_worker_;
+
+static void *acc_worker_main_(void *arg) {
+  acc_worker_ *w = (acc_worker_ *)arg;
+  int64_t wait0 = acc_cpu_wait_ns();
+  uint64_t t0 = ACC_NOW_NS();
+  w->body((void *)(intptr_t)w->t);
+  w->wall_ns = (int64_t)(ACC_NOW_NS() - t0);
+  int64_t wait1 = acc_cpu_wait_ns();
+  w->cpu_wait_ns = wait0 >= 0 && wait1 >= 0 ? wait1 - wait0 : -1;
+  return NULL;
+}
+
 /* Runs `body(t)` on `threads` new threads (t = 0 .. threads - 1) and joins them; exits
- * with a message naming `program` when one cannot be created. */
+ * with a message naming `program` when one cannot be created. Prints the machine's load as
+ * the workers saw it: `load: program=<name> cpu_wait=<fraction>`, the share of the workers'
+ * time they were runnable but not running (preempted by other work, or woken and not yet
+ * on a CPU; -1 where the kernel keeps no schedstats). The planted durations are spins: a
+ * machine that takes the CPU from the workers adds unplanted variance wherever it lands. */
 static inline void acc_run_threads(const char *program, int threads, void *(*body)(void *)) {
   pthread_t *tids = (pthread_t *)acc_xcalloc(threads, sizeof(pthread_t));
-  for (int t = 0; t < threads; ++t)
-    if (pthread_create(&tids[t], NULL, body, (void *)(intptr_t)t) != 0) {
+  acc_worker_ *workers = (acc_worker_ *)acc_xcalloc(threads, sizeof(acc_worker_));
+  for (int t = 0; t < threads; ++t) {
+    workers[t].body = body;
+    workers[t].t = t;
+    if (pthread_create(&tids[t], NULL, acc_worker_main_, &workers[t]) != 0) {
       fprintf(stderr, "%s: pthread_create failed\n", program);
       exit(1);
     }
-  for (int t = 0; t < threads; ++t)
+  }
+  int64_t wall = 0, waited = 0;
+  for (int t = 0; t < threads; ++t) {
     pthread_join(tids[t], NULL);
+    wall += workers[t].wall_ns;
+    waited = waited < 0 || workers[t].cpu_wait_ns < 0 ? -1 : waited + workers[t].cpu_wait_ns;
+  }
+  printf("load: program=%s cpu_wait=%.4f\n", program,
+         waited < 0 || wall <= 0 ? -1.0 : (double)waited / (double)wall);
+  free(workers);
   free(tids);
 }
 

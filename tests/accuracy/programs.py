@@ -174,6 +174,13 @@ class Program:
         return parse_kv_line(path.read_text(), "truth") if path.exists() else None
 
     @staticmethod
+    def read_load(project: pathlib.Path) -> Optional[dict]:
+        """The `load:` line (programs run by acc_run_threads: their workers' `cpu_wait`)
+        of the last workload run."""
+        path = pathlib.Path(project) / "truth.txt"
+        return parse_kv_line(path.read_text(), "load") if path.exists() else None
+
+    @staticmethod
     def read_tail(project: pathlib.Path) -> Optional[dict]:
         """The `tail:` line (programs with a `tail_cause`) of the last workload run."""
         path = pathlib.Path(project) / "truth.txt"
