@@ -230,30 +230,63 @@ static inline int64_t acc_cpu_wait_ns(void) {
   return got == 2 ? (int64_t)waiting : -1;
 }
 
-/* One worker of acc_run_threads: its body, and the time it waited for a CPU meanwhile. */
+/* The machine's load as a program's threads saw it: each thread's wall time and time
+ * runnable but not running, summed over the threads that called acc_load_add. */
+static int64_t acc_load_wall_ns_, acc_load_wait_ns_;
+static int acc_load_unknown_;
+
+typedef struct acc_load_start {
+  uint64_t t0;
+  int64_t wait0;
+} acc_load_start;
+
+/* Called by a thread where its measured work begins. */
+static inline acc_load_start acc_load_begin(void) {
+  acc_load_start s;
+  s.wait0 = acc_cpu_wait_ns();
+  s.t0 = ACC_NOW_NS();
+  return s;
+}
+
+/* Called by the same thread where its measured work ends. */
+static inline void acc_load_add(acc_load_start s) {
+  int64_t wall = (int64_t)(ACC_NOW_NS() - s.t0), wait1 = acc_cpu_wait_ns();
+  __atomic_fetch_add(&acc_load_wall_ns_, wall, __ATOMIC_RELAXED);
+  if (s.wait0 < 0 || wait1 < 0)
+    __atomic_store_n(&acc_load_unknown_, 1, __ATOMIC_RELAXED);
+  else
+    __atomic_fetch_add(&acc_load_wait_ns_, wait1 - s.wait0, __ATOMIC_RELAXED);
+}
+
+/* Prints `load: program=<name> cpu_wait=<fraction>`: the share of the measured threads' time
+ * they were runnable but not running (preempted by other work, or woken and not yet on a
+ * CPU; -1 where the kernel keeps no schedstats). The planted durations are spins: a machine
+ * that takes the CPU from the threads adds unplanted variance wherever it lands. */
+static inline void acc_print_load(const char *program) {
+  int64_t wall = __atomic_load_n(&acc_load_wall_ns_, __ATOMIC_RELAXED);
+  int64_t waited = __atomic_load_n(&acc_load_wait_ns_, __ATOMIC_RELAXED);
+  int unknown = __atomic_load_n(&acc_load_unknown_, __ATOMIC_RELAXED);
+  printf("load: program=%s cpu_wait=%.4f\n", program,
+         unknown || wall <= 0 ? -1.0 : (double)waited / (double)wall);
+}
+
+/* One worker of acc_run_threads. */
 typedef struct acc_worker_ {
   void *(*body)(void *);
   int t;
-  int64_t wall_ns, cpu_wait_ns;
 } acc_worker_;
 
 static void *acc_worker_main_(void *arg) {
   acc_worker_ *w = (acc_worker_ *)arg;
-  int64_t wait0 = acc_cpu_wait_ns();
-  uint64_t t0 = ACC_NOW_NS();
+  acc_load_start load = acc_load_begin();
   w->body((void *)(intptr_t)w->t);
-  w->wall_ns = (int64_t)(ACC_NOW_NS() - t0);
-  int64_t wait1 = acc_cpu_wait_ns();
-  w->cpu_wait_ns = wait0 >= 0 && wait1 >= 0 ? wait1 - wait0 : -1;
+  acc_load_add(load);
   return NULL;
 }
 
 /* Runs `body(t)` on `threads` new threads (t = 0 .. threads - 1) and joins them; exits
- * with a message naming `program` when one cannot be created. Prints the machine's load as
- * the workers saw it: `load: program=<name> cpu_wait=<fraction>`, the share of the workers'
- * time they were runnable but not running (preempted by other work, or woken and not yet
- * on a CPU; -1 where the kernel keeps no schedstats). The planted durations are spins: a
- * machine that takes the CPU from the workers adds unplanted variance wherever it lands. */
+ * with a message naming `program` when one cannot be created. Prints the workers' load
+ * (acc_print_load). */
 static inline void acc_run_threads(const char *program, int threads, void *(*body)(void *)) {
   pthread_t *tids = (pthread_t *)acc_xcalloc(threads, sizeof(pthread_t));
   acc_worker_ *workers = (acc_worker_ *)acc_xcalloc(threads, sizeof(acc_worker_));
@@ -265,14 +298,9 @@ static inline void acc_run_threads(const char *program, int threads, void *(*bod
       exit(1);
     }
   }
-  int64_t wall = 0, waited = 0;
-  for (int t = 0; t < threads; ++t) {
+  for (int t = 0; t < threads; ++t)
     pthread_join(tids[t], NULL);
-    wall += workers[t].wall_ns;
-    waited = waited < 0 || workers[t].cpu_wait_ns < 0 ? -1 : waited + workers[t].cpu_wait_ns;
-  }
-  printf("load: program=%s cpu_wait=%.4f\n", program,
-         waited < 0 || wall <= 0 ? -1.0 : (double)waited / (double)wall);
+  acc_print_load(program);
   free(workers);
   free(tids);
 }

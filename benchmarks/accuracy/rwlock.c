@@ -27,6 +27,7 @@ void rw_rebuild_index(int w) { ACC_SPIN_UNITS(g_writer_u[w]); }
 
 static void *writer_main(void *arg) {
   (void)arg;
+  acc_load_start load = acc_load_begin();
   int w = 0;
   while (!atomic_load(&g_stop) && w < g_writer_max) {
     pthread_rwlock_wrlock(&g_index_lock);
@@ -38,6 +39,7 @@ static void *writer_main(void *arg) {
     ACC_SPIN_UNITS(150);
   }
   g_writer_count = w;
+  acc_load_add(load);
   return NULL;
 }
 
@@ -97,10 +99,13 @@ int main(int argc, char **argv) {
     fprintf(stderr, "rwlock: pthread_create failed\n");
     return 1;
   }
+  acc_load_start load = acc_load_begin();
   for (int i = 0; i < n; ++i)
     serve_lookup(i);
+  acc_load_add(load);
   atomic_store(&g_stop, 1);
   pthread_join(writer, NULL);
+  acc_print_load("rwlock");
 
   int w = 0; /* both sequences are in time order: one merge pass */
   for (int i = 0; i < n; ++i) {

@@ -308,7 +308,7 @@ def realised_the_plant(program, truth: dict) -> bool:
     again (fresh project, another seed). A program with a `tail_cause` must also have
     realised its stall's lead in the tail (its `tail:` line: more than twice the steady
     cause's excess), which a loaded machine's long preemptions take away. A program that
-    reports its workers' time waiting for a CPU (`load: cpu_wait=`, the lock convoys:
+    reports its threads' time waiting for a CPU (`load: cpu_wait=`, the lock convoys:
     two spinning threads on a 2-core machine) must have waited at most MAX_CPU_WAIT of it:
     beyond that, other work preempted the workers for milliseconds wherever they were
     (quiet: 0.4-2.3 %; beside one busy loop: 26-39 %), which the share alone does not show."""

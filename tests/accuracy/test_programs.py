@@ -73,7 +73,7 @@ def test_program_runs_and_prints_truth(built, tmp_path, name):
         assert t["share_self"] >= 0 and t["share_waker"] >= 0
         waker_only = p.name in ("rwlock", "futexlock")  # the intervals never run the cause
         assert t["mean_waker_us"] > 0 and (t["mean_self_us"] > 0) == (not waker_only)
-    if p.name in ("convoy", "customlock"):  # acc_run_threads: the workers' wait for a CPU
+    if p.name in ("convoy", "customlock", "rwlock"):  # acc_print_load: their wait for a CPU
         load = programs.parse_kv_line(res.stdout, "load")
         assert load and load["program"] == name, res.stdout
         assert load["cpu_wait"] == -1 or 0 <= load["cpu_wait"] < 1, load
