@@ -151,6 +151,19 @@ static inline void acc_report(const char *program, const char *cause, const doub
   fflush(stdout);
 }
 
+/* For a cause whose variance lies mostly in one call of an outside function (a statement of
+ * the cause, the deepest node a profiler can time there): prints
+ *   call: program=<name> callee=<callee> share=<Var(call)/Var(L)>
+ * so that a factor naming that call is judged by the call's own realised share, not the
+ * whole function's (the rest of the function weighs more on a loaded machine). */
+static inline void acc_report_call(const char *program, const char *callee, const double *lat_ns,
+                                   const double *call_ns, int n) {
+  double var_l = acc_cov(lat_ns, lat_ns, n);
+  printf("call: program=%s callee=%s share=%.4f\n", program, callee,
+         var_l > 0 ? acc_cov(call_ns, call_ns, n) / var_l : 0.0);
+  fflush(stdout);
+}
+
 /* For a cause reached along wake-up edges: prints the lines of acc_report for the
  * interval's total time in the cause, self + waker (one function over all its calling
  * contexts), and adds to the truth line

@@ -181,6 +181,13 @@ class Program:
         return parse_kv_line(path.read_text(), "load") if path.exists() else None
 
     @staticmethod
+    def read_call(project: pathlib.Path) -> Optional[dict]:
+        """The `call:` line (a cause's outside call timed on its own: alloc's memset) of the
+        last workload run."""
+        path = pathlib.Path(project) / "truth.txt"
+        return parse_kv_line(path.read_text(), "call") if path.exists() else None
+
+    @staticmethod
     def read_tail(project: pathlib.Path) -> Optional[dict]:
         """The `tail:` line (programs with a `tail_cause`) of the last workload run."""
         path = pathlib.Path(project) / "truth.txt"

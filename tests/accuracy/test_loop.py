@@ -50,7 +50,8 @@ def factor_names_cause(db: sqlite3.Connection, run: int, factor: dict, program) 
     - its node is a call site of a function outside the program (libc: no body in the
       call graph) made inside F: such a call is a statement of F, the deepest code the
       user can change (the share check below keeps this honest: the call must carry
-      F's whole variance, within 5 pp).
+      F's whole variance, within 5 pp, or, where the program timed that call on its own
+      (a `call:` line), the call's realised share).
     A node counts in any calling context: under the interval's own frames or under a wait
     node (the waker's work reached through a wake-up edge).
     kind "var": a variance factor with one side naming the cause. kind "cov": a
@@ -89,10 +90,25 @@ def factor_names_cause(db: sqlite3.Connection, run: int, factor: dict, program) 
     return (x in a and y in b) or (y in a and x in b)
 
 
+def outside_callee(db: sqlite3.Connection, run: int, node: int):
+    """The callee's name when tree node `node` is a call of a function outside the program
+    (no body in the call graph), else None."""
+    row = db.execute(
+        "SELECT ce.name, ce.defined FROM tree_nodes t JOIN sites s ON s.id = t.site "
+        "JOIN functions ce ON ce.id = s.callee WHERE t.run = ? AND t.label = '' AND t.node = ? "
+        "AND t.kind = 'site' AND s.kind != 'body'", (run, node)).fetchone()
+    return row[0] if row and not row[1] else None
+
+
 def reference_share(db: sqlite3.Connection, run: int, factor: dict, truth: dict) -> float:
-    """The realised share the factor must match: the program's `share`; for programs that
-    report the cause in its two calling contexts (convoy, customlock, rwlock), the share of the
-    context the factor's node lies in: under a wait node -> share_waker, else share_self."""
+    """The realised share the factor must match: the program's `share`; for a factor on a
+    call the program timed on its own (a `call:` line, alloc's memset), that call's share;
+    for programs that report the cause in its two calling contexts (convoy, customlock,
+    rwlock), the share of the context the factor's node lies in: under a wait node ->
+    share_waker, else share_self."""
+    calls = truth.get("call_shares", {})
+    if calls and not factor["a_body"] and outside_callee(db, run, factor["a"]) in calls:
+        return calls[outside_callee(db, run, factor["a"])]
     if "share_waker" not in truth:
         return truth["share"]
     path = db.execute("SELECT path FROM tree_nodes WHERE run = ? AND label = '' AND node = ?",
@@ -143,6 +159,9 @@ def run_loop(program, project: pathlib.Path, vprof: pathlib.Path, seed: int = 1,
     load = programs.Program.read_load(project)
     if truth is not None and load and load.get("cpu_wait") is not None:
         truth = {**truth, "cpu_wait": load["cpu_wait"]}
+    call = programs.Program.read_call(project)
+    if truth is not None and call:
+        truth = {**truth, "call_shares": {call["callee"]: call["share"]}}
     tail = programs.Program.read_tail(project) if program.tail_cause else None
     if truth is not None and tail:  # the stall's and the steady cause's realised excesses
         truth = {**truth, "tail_excess_us": tail["excess_us"],
