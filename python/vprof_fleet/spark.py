@@ -222,6 +222,13 @@ def group_pids(groups) -> list[int]:
     return found
 
 
+# The JVM's own warnings (unified logging: "[140.389s][warning][gc,alloc] … Retried waiting
+# for GCLocker too often") go to stdout by default, and the driver's JVM shares this
+# Python's stdout, where a caller may be writing data (JSON): they go to stderr instead.
+# -Xlog:disable clears the default stdout output before the stderr one is added.
+DRIVER_JAVA_OPTIONS = "-Xlog:disable -Xlog:all=warning:stderr:uptime,level,tags"
+
+
 def session(master: str, app: str = "vprof-fleet", executor_memory: str = "512m",
             executor_cores: int = 1, driver_memory: str = "512m",
             shuffle_partitions: int | None = None, conf: dict | None = None):
@@ -229,7 +236,8 @@ def session(master: str, app: str = "vprof-fleet", executor_memory: str = "512m"
     JVM is a child of this Python (pyspark's gateway). shuffle_partitions defaults to
     Spark's 200, which adaptive execution coalesces; small inputs run faster with a few.
     A master on the loopback address gets a driver bound there too (else the driver takes
-    the host name's address, which executors on 127.0.0.1 may not be meant to reach)."""
+    the host name's address, which executors on 127.0.0.1 may not be meant to reach). The
+    driver JVM's warnings go to stderr (DRIVER_JAVA_OPTIONS; `conf` may override)."""
     from pyspark.sql import SparkSession
     b = SparkSession.builder.master(master).appName(app)
     host = urllib.parse.urlsplit(master).hostname if master.startswith("spark://") else None
@@ -242,6 +250,7 @@ def session(master: str, app: str = "vprof-fleet", executor_memory: str = "512m"
          .config("spark.executor.memory", executor_memory)
          .config("spark.executor.cores", str(executor_cores))
          .config("spark.driver.memory", driver_memory)
+         .config("spark.driver.extraJavaOptions", DRIVER_JAVA_OPTIONS)
          .config("spark.ui.showConsoleProgress", "false"))
     if shuffle_partitions:
         b = b.config("spark.sql.shuffle.partitions", str(shuffle_partitions))

@@ -22,6 +22,7 @@ never varies) is compared on the scale of its group, |a - b| <= REL * Var(L) (or
 ratio), which the same rounding gives."""
 import concurrent.futures
 import json
+import os
 import sqlite3
 import sys
 import time
@@ -200,6 +201,8 @@ def on_spark(master: str, cases: dict, threads: int = 2) -> dict:
         # the executors that ran the queries, and how many tasks each
         tasks = {e["id"]: e["totalTasks"] for e in vspark.executors(spark)}
         info = {"master": spark.sparkContext.master, "executor_tasks": tasks,
+                "driver_java_options": spark.sparkContext.getConf().get(
+                    "spark.driver.extraJavaOptions", ""),
                 "session_s": round(started, 2), "total_s": round(time.monotonic() - t0, 2),
                 "version": spark.version}
     finally:
@@ -207,11 +210,23 @@ def on_spark(master: str, cases: dict, threads: int = 2) -> dict:
     return {"spark": info, "cases": {n: out[n] for n in cases}}
 
 
+def stdout_for_json():
+    """A file on this process's stdout for the JSON alone; the descriptor 1 itself then
+    points at stderr, so that what a child (Spark's driver JVM) writes to its inherited
+    stdout cannot mix with the JSON."""
+    out = os.fdopen(os.dup(1), "w")
+    sys.stdout.flush()
+    os.dup2(2, 1)
+    return out
+
+
 def main(argv) -> int:
     if argv[0] == "--spark":
+        out = stdout_for_json()
         res = on_spark(argv[1], json.load(open(argv[2])))
-        json.dump(res, sys.stdout)
-        print()
+        json.dump(res, out)
+        out.write("\n")
+        out.flush()
         return 1 if any(c["n_mismatches"] for c in res["cases"].values()) else 0
     sqlite = argv[0] == "--sqlite"
     argv = argv[1:] if sqlite else argv

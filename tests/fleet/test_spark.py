@@ -143,6 +143,8 @@ def test_the_queries_ran_on_the_standalone_cluster(cluster, spark_results):
     assert spark["master"] == cluster["url"] and cluster["url"].startswith("spark://"), spark
     # one executor per worker, and both did some of the work
     assert len(spark["executor_tasks"]) == WORKERS, spark
+    # the driver JVM's warnings (a GC warning once broke the JSON on stdout) go to stderr
+    assert "-Xlog:all=warning:stderr" in spark["driver_java_options"], spark
     assert all(n > 0 for n in spark["executor_tasks"].values()), spark
     local = urllib.request.build_opener(urllib.request.ProxyHandler({}))  # no http_proxy
     with local.open(cluster["ui"] + "/json/", timeout=10) as r:
