@@ -42,15 +42,21 @@ std::string name_of(ws::Database &db, FunctionId f) {
   return row ? row->name : std::to_string(f);
 }
 
-// A chain function's calls of one callee left untimed: together their probes cost `records`
-// per interval, more than the whole final budget.
-Refusal hot_calls(FunctionId f, std::string name, double records) {
+// What the final plan leaves out for its cost: `name` (f, or calls in f) whose probes would
+// write `records` per interval.
+Refusal over_budget(FunctionId f, std::string name, double records, const char *why) {
   Refusal r;
   r.function = f;
   r.name = std::move(name);
   r.records = records;
-  r.why = "its probes alone would pass the final budget";
+  r.why = why;
   return r;
+}
+
+// A chain function's calls of one callee left untimed: together their probes cost `records`
+// per interval, more than the whole final budget.
+Refusal hot_calls(FunctionId f, std::string name, double records) {
+  return over_budget(f, std::move(name), records, "its probes alone would pass the final budget");
 }
 
 // The call sites a final plan times: of the outside and dispatching calls, those whose
@@ -400,12 +406,8 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
     return rows.count(f) || fr.predicted_records + prices.final_records(f) <= fr.budget_records;
   };
   auto left_out = [&](FunctionId f) {
-    Refusal r;
-    r.function = f;
-    r.name = name_of(db, f);
-    r.records = prices.final_records(f);
-    r.why = "its probes would pass the final budget";
-    fr.left_out.push_back(std::move(r));
+    fr.left_out.push_back(over_budget(f, name_of(db, f), prices.final_records(f),
+                                      "its probes would pass the final budget"));
   };
   std::map<FunctionId, ws::PlanRow> current;
   for (const auto &r : ws::read_plan(db, iteration))
@@ -470,12 +472,8 @@ FinalResult final_plan(ws::Database &db, int iteration, const FinalOptions &opt)
       continue;
     double cost = prices.final_records(f);
     if (fr.predicted_records + cost > fr.budget_records) {
-      Refusal r;
-      r.function = f;
-      r.name = name_of(db, f);
-      r.records = cost;
-      r.why = "its probes would pass the final budget";
-      fr.dropped_for_cost.push_back(std::move(r));
+      fr.dropped_for_cost.push_back(
+          over_budget(f, name_of(db, f), cost, "its probes would pass the final budget"));
       continue;
     }
     keep(f, current[f].reason, current[f].factor);
