@@ -168,30 +168,18 @@ class Program:
         return project / "vprof.toml"
 
     @staticmethod
+    def read_output(project: pathlib.Path) -> Optional[str]:
+        """What the last workload run of a project made by write_project printed (its
+        truth.txt: the `truth:` line, and `load:`, `call:`, `tail:` where the program
+        prints them; parse_kv_line reads one), or None before any run."""
+        path = pathlib.Path(project) / "truth.txt"
+        return path.read_text() if path.exists() else None
+
+    @staticmethod
     def read_truth(project: pathlib.Path) -> Optional[dict]:
         """The truth line of the last workload run of a project made by write_project."""
-        path = pathlib.Path(project) / "truth.txt"
-        return parse_kv_line(path.read_text(), "truth") if path.exists() else None
-
-    @staticmethod
-    def read_load(project: pathlib.Path) -> Optional[dict]:
-        """The `load:` line (programs run by acc_run_threads: their workers' `cpu_wait`)
-        of the last workload run."""
-        path = pathlib.Path(project) / "truth.txt"
-        return parse_kv_line(path.read_text(), "load") if path.exists() else None
-
-    @staticmethod
-    def read_call(project: pathlib.Path) -> Optional[dict]:
-        """The `call:` line (a cause's outside call timed on its own: alloc's memset) of the
-        last workload run."""
-        path = pathlib.Path(project) / "truth.txt"
-        return parse_kv_line(path.read_text(), "call") if path.exists() else None
-
-    @staticmethod
-    def read_tail(project: pathlib.Path) -> Optional[dict]:
-        """The `tail:` line (programs with a `tail_cause`) of the last workload run."""
-        path = pathlib.Path(project) / "truth.txt"
-        return parse_kv_line(path.read_text(), "tail") if path.exists() else None
+        out = Program.read_output(project)
+        return parse_kv_line(out, "truth") if out is not None else None
 
     def run(self, binary: pathlib.Path, args: Sequence[str] = (),
             env: Optional[Mapping[str, str]] = None, cwd: Optional[pathlib.Path] = None,

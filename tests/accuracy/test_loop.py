@@ -107,8 +107,9 @@ def reference_share(db: sqlite3.Connection, run: int, factor: dict, truth: dict)
     rwlock), the share of the context the factor's node lies in: under a wait node ->
     share_waker, else share_self."""
     calls = truth.get("call_shares", {})
-    if calls and not factor["a_body"] and outside_callee(db, run, factor["a"]) in calls:
-        return calls[outside_callee(db, run, factor["a"])]
+    callee = outside_callee(db, run, factor["a"]) if calls and not factor["a_body"] else None
+    if callee in calls:
+        return calls[callee]
     if "share_waker" not in truth:
         return truth["share"]
     path = db.execute("SELECT path FROM tree_nodes WHERE run = ? AND label = '' AND node = ?",
@@ -155,14 +156,15 @@ def run_loop(program, project: pathlib.Path, vprof: pathlib.Path, seed: int = 1,
     rows = db.execute(f"SELECT {', '.join(cols)} FROM factors WHERE run = ? AND label = '' "
                       "ORDER BY rank LIMIT 20", (run,)).fetchall()
     factors = [dict(zip(cols, r)) for r in rows]
-    truth = programs.Program.read_truth(project)
-    load = programs.Program.read_load(project)
+    out = programs.Program.read_output(project) or ""
+    truth = programs.parse_kv_line(out, "truth")
+    load = programs.parse_kv_line(out, "load")
     if truth is not None and load and load.get("cpu_wait") is not None:
         truth = {**truth, "cpu_wait": load["cpu_wait"]}
-    call = programs.Program.read_call(project)
+    call = programs.parse_kv_line(out, "call")
     if truth is not None and call:
         truth = {**truth, "call_shares": {call["callee"]: call["share"]}}
-    tail = programs.Program.read_tail(project) if program.tail_cause else None
+    tail = programs.parse_kv_line(out, "tail") if program.tail_cause else None
     if truth is not None and tail:  # the stall's and the steady cause's realised excesses
         truth = {**truth, "tail_excess_us": tail["excess_us"],
                  "steady_excess_us": tail["steady_excess_us"]}
