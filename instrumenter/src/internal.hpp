@@ -20,11 +20,24 @@ namespace vprof::instr::detail {
 // directory, -DVPROF_ENABLE, the annotation/runtime include dirs, `-w`, and extras.
 std::vector<std::string> tool_args(const CompileCommand &cmd, const ParseOptions &opt);
 
+// What running one action on one translation unit came to.
+struct ActionOutcome {
+  enum class Status { parsed, errors, crashed };
+  Status status = Status::parsed;
+  std::string reason; // errors, crashed: why, for the user ("crashed (signal 11, SIGSEGV)")
+  bool ok() const { return status == Status::parsed; }
+};
+
 // Runs `action` on the main file of `cmd` with a fresh ClangTool (one per file: a shared
-// file manager crashed on same-named files in different folders). Returns true when the
-// file parsed without errors. Clang's error diagnostics go to stderr unless quiet.
-bool run_action(const CompileCommand &cmd, const ParseOptions &opt,
-                std::unique_ptr<clang::FrontendAction> action);
+// file manager crashed on same-named files in different folders), on a thread of its own
+// with a large stack under LLVM's CrashRecoveryContext: a crash (a signal such as SIGSEGV,
+// an abort) in Clang or in the action is caught and returned as `crashed`, so one unit
+// never takes a whole scan or a build down (what the crashed parse had allocated leaks).
+// Clang's error diagnostics go to stderr unless quiet.
+// Testing hook: VPROF_TESTING_CRASH_UNIT=<suffix> crashes the action of every unit whose
+// path ends with it (docs/instrumenter.md, "A unit that crashes").
+ActionOutcome run_action(const CompileCommand &cmd, const ParseOptions &opt,
+                         std::unique_ptr<clang::FrontendAction> action);
 
 // USR of a declaration ("" when Clang cannot make one).
 std::string usr_of(const clang::Decl *d);

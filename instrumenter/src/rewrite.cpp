@@ -145,8 +145,10 @@ RewriteResult rewrite(ws::Database &db, const CompileCommand &cmd, int iteration
   }
   CompileCommand c = cmd;
   c.file = st.main_path;
-  if (!detail::run_action(c, opt, std::make_unique<RewriteAction>(st))) {
-    res.error = st.main_path + ": does not parse";
+  if (detail::ActionOutcome parsed =
+          detail::run_action(c, opt, std::make_unique<RewriteAction>(st));
+      !parsed.ok()) {
+    res.error = st.main_path + ": " + parsed.reason;
     return res;
   }
   res.skipped = st.skipped;

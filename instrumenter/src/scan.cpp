@@ -189,6 +189,8 @@ public:
   }
 
   bool VisitCallExpr(CallExpr *ce) {
+    if (!ce->getCallee())
+      return true;
     const Expr *callee_expr = ce->getCallee()->IgnoreParenImpCasts();
     if (const auto *dre = dyn_cast<DeclRefExpr>(callee_expr))
       callee_refs_.insert(dre); // a call by name does not take the address
@@ -258,26 +260,37 @@ public:
     return true;
   }
 
+  // `delete p` runs the destructor of p's class. In a template pattern the operand may be
+  // dependent (no destroyed type at all: the instantiations give the edge), and an
+  // incomplete class has no destructor to name.
   bool VisitCXXDeleteExpr(CXXDeleteExpr *e) {
     if (stack_.empty())
       return true;
-    if (const CXXRecordDecl *rd = e->getDestroyedType()->getAsCXXRecordDecl())
-      if (const CXXDestructorDecl *dd = rd->getDestructor(); dd && user_code(dd))
-        add_edge("dtor", dd, e->getBeginLoc());
+    if (const CXXDestructorDecl *dd = destructor_of(e->getDestroyedType()); dd && user_code(dd))
+      add_edge("dtor", dd, e->getBeginLoc());
     return true;
   }
 
   bool VisitVarDecl(VarDecl *vd) {
     if (stack_.empty() || !vd->hasLocalStorage() || isa<ParmVarDecl>(vd))
       return true;
-    if (const CXXRecordDecl *rd = vd->getType()->getAsCXXRecordDecl())
-      if (rd->hasDefinition())
-        if (const CXXDestructorDecl *dd = rd->getDestructor(); dd && user_code(dd))
-          add_edge("dtor", dd, vd->getLocation());
+    if (const CXXDestructorDecl *dd = destructor_of(vd->getType()); dd && user_code(dd))
+      add_edge("dtor", dd, vd->getLocation());
     return true;
   }
 
 private:
+  // The destructor of class type `t`; null for a null, dependent or non-class type and for a
+  // class without a definition (declared only, or a specialization never instantiated).
+  static const CXXDestructorDecl *destructor_of(QualType t) {
+    if (t.isNull() || t->isDependentType())
+      return nullptr;
+    const CXXRecordDecl *rd = t->getAsCXXRecordDecl();
+    if (!rd || !rd->hasDefinition())
+      return nullptr;
+    return rd->getDefinition()->getDestructor();
+  }
+
   bool user_code(const FunctionDecl *fd) const {
     return fd && fd->isUserProvided() &&
            !sm_.isInSystemHeader(sm_.getExpansionLoc(fd->getLocation())) &&
@@ -453,6 +466,23 @@ void store(ws::Database &db, const TuGraph &g, std::unordered_map<std::string, s
   tx.commit();
 }
 
+// A unit the scan could not walk: counted, named on stderr and in the workspace (a plan
+// that would need its functions says which unit is missing).
+void skip_unit(ws::Database &wsdb, ScanStats &stats, const CompileCommand &c,
+               const detail::ActionOutcome &parsed) {
+  const bool crashed = parsed.status == detail::ActionOutcome::Status::crashed;
+  ++stats.failed;
+  if (crashed)
+    ++stats.crashed;
+  const std::string file = detail::normal_path(c.file, c.directory);
+  const std::string reason = crashed ? parsed.reason + " in the scan" : parsed.reason;
+  stats.skipped.push_back({file, reason});
+  ws::add_skipped_unit(wsdb, file, reason);
+  std::cerr << "vprof: scan: " << c.file << ": " << reason << ", skipped"
+            << (crashed ? " (a vprof bug: please report it with this file's compile command)" : "")
+            << "\n";
+}
+
 } // namespace
 
 // Longest path to a leaf for every function, with each strongly connected component
@@ -501,6 +531,7 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
   ws::delete_calls(wsdb);
   ws::clear_annotated(wsdb); // recomputed from the sources
   ws::clear_marked_files(wsdb);
+  ws::clear_skipped_units(wsdb);
   std::vector<Edge> vcalls;
   std::vector<IndirectCall> icalls;
   std::unordered_map<std::string, std::set<std::string>> taken; // type key -> USRs
@@ -511,11 +542,11 @@ ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt)
     if (!opt.quiet)
       std::cerr << "vprof: scan [" << (i + 1) << "/" << cmds.size() << "] " << c.file << "\n";
     TuGraph g;
-    bool ok = detail::run_action(c, opt, std::make_unique<GraphAction>(g, c.directory));
+    const detail::ActionOutcome parsed =
+        detail::run_action(c, opt, std::make_unique<GraphAction>(g, c.directory));
     ++stats.tus;
-    if (!ok) {
-      ++stats.failed;
-      std::cerr << "vprof: scan: " << c.file << ": does not parse, skipped\n";
+    if (!parsed.ok()) {
+      skip_unit(wsdb, stats, c, parsed);
       continue;
     }
     store(wsdb, g, ids);

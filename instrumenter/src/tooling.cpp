@@ -13,10 +13,16 @@
 #include <clang/Tooling/Tooling.h>
 #include <llvm/Option/ArgList.h>
 #include <llvm/Option/OptTable.h>
+#include <llvm/Support/CrashRecoveryContext.h>
 #include <llvm/Support/raw_ostream.h>
 
+#include <csignal>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <filesystem>
+#include <mutex>
+#include <string_view>
 
 namespace vprof::instr {
 
@@ -122,8 +128,25 @@ public:
 
 } // namespace
 
-bool run_action(const CompileCommand &cmd, const ParseOptions &opt,
-                std::unique_ptr<FrontendAction> action) {
+// The testing hook of run_action: true when VPROF_TESTING_CRASH_UNIT names the end of `file`.
+static bool planted_crash(const std::string &file) {
+  const char *suffix = std::getenv("VPROF_TESTING_CRASH_UNIT");
+  return suffix && *suffix && std::string_view(file).ends_with(suffix);
+}
+
+static std::string crash_reason(int ret_code) {
+  // CrashRecoveryContext's code for a signal is 128 + its number
+  if (ret_code > 128 && ret_code < 128 + 65) {
+    const int sig = ret_code - 128;
+    const char *abbrev = sigabbrev_np(sig);
+    return "crashed (signal " + std::to_string(sig) +
+           (abbrev ? ", SIG" + std::string(abbrev) : "") + ")";
+  }
+  return "crashed (Clang exited with " + std::to_string(ret_code) + ")";
+}
+
+ActionOutcome run_action(const CompileCommand &cmd, const ParseOptions &opt,
+                         std::unique_ptr<FrontendAction> action) {
   tooling::CompileCommand c;
   c.Directory = cmd.directory.empty() ? fs::current_path().string() : cmd.directory;
   c.Filename = cmd.file;
@@ -136,7 +159,25 @@ bool run_action(const CompileCommand &cmd, const ParseOptions &opt,
   if (opt.quiet)
     tool.setDiagnosticConsumer(&silent);
   OneActionFactory factory(std::move(action));
-  return tool.run(&factory) == 0;
+  static std::once_flag enabled;
+  std::call_once(enabled, [] { llvm::CrashRecoveryContext::Enable(); });
+  // Clang itself parses deeply nested code with 8 MiB; generated code nests deeper.
+  constexpr unsigned kStackBytes = 64u << 20;
+  const bool crash = planted_crash(c.Filename);
+  int rc = 1;
+  llvm::CrashRecoveryContext crc;
+  const bool finished = crc.RunSafelyOnThread(
+      [&] {
+        if (crash)
+          std::raise(SIGSEGV);
+        rc = tool.run(&factory);
+      },
+      kStackBytes);
+  if (!finished)
+    return {ActionOutcome::Status::crashed, crash_reason(crc.RetCode)};
+  if (rc != 0)
+    return {ActionOutcome::Status::errors, "does not parse"};
+  return {};
 }
 
 std::string usr_of(const Decl *d) {

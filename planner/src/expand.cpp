@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <set>
 #include <unordered_map>
 
@@ -284,6 +285,61 @@ double calibration(ws::Database &db, int iteration, const CostModel &cost, doubl
                     std::max(1.0, max_calibration));
 }
 
+// True for a declaration in the system's headers: a library's function, defined in no unit
+// of the program.
+bool in_system_headers(const std::string &file) {
+  for (const char *dir : {"/usr/include/", "/usr/lib/", "/usr/local/include/"})
+    if (file.starts_with(dir))
+      return true;
+  return false;
+}
+
+// The skipped units most likely to define a function declared in `decl_file`: those whose
+// file name without its extension is the declaring header's (foo.h, foo.cc); all of them
+// when none is.
+std::vector<ws::SkippedUnitRow> likely_definers(const std::vector<ws::SkippedUnitRow> &skipped,
+                                                const std::string &decl_file) {
+  std::vector<ws::SkippedUnitRow> out;
+  const auto stem = std::filesystem::path(decl_file).stem();
+  for (const auto &u : skipped)
+    if (std::filesystem::path(u.file).stem() == stem)
+      out.push_back(u);
+  return out.empty() ? skipped : out;
+}
+
+// The stop of a loop that cannot go below a top place (docs/instrumenter.md, "A unit that
+// crashes"): the place calls a program function that no scanned unit defines, and the scan
+// skipped units, one of which may define it. Names the place and the skipped units ("" when
+// no top place is such a call, or no unit was skipped).
+std::string unscanned_stop(ws::Database &db, const ws::RunRow &run,
+                           const std::vector<std::string> &groups, int k, double share) {
+  const std::vector<ws::SkippedUnitRow> skipped = ws::skipped_units(db);
+  if (skipped.empty())
+    return "";
+  for (const auto &label : groups) {
+    const std::vector<ws::NodeRow> tree = ws::tree_of(db, run.id, label);
+    for (const auto &p : top_places(ws::places_of(db, run.id, label), k, share)) {
+      if (p.kind != ws::PlaceKind::Call || p.node < 0 || p.node >= static_cast<int>(tree.size()))
+        continue;
+      const auto callee = ws::function_row(db, tree[static_cast<std::size_t>(p.node)].function);
+      if (!callee || callee->defined || in_system_headers(callee->file))
+        continue;
+      const auto units = likely_definers(skipped, callee->file);
+      std::string names;
+      for (std::size_t i = 0; i < units.size() && i < 3; ++i)
+        names += (i ? "; " : "") + units[i].file + " (" + units[i].reason + ")";
+      if (units.size() > 3)
+        names += "; and " + std::to_string(units.size() - 3) + " more";
+      return "the top place " + p.name + " is a call of " + callee->name + ", declared in " +
+             callee->file + " but defined in no scanned translation unit; the scan skipped " +
+             std::to_string(units.size()) + " unit(s) that may define it: " + names +
+             ". Fix them (or report the crash) and run `vprof init` again to go below it "
+             "(.vprof/skipped-units.txt lists every skipped unit)";
+    }
+  }
+  return "";
+}
+
 } // namespace
 
 std::vector<std::string> loop_groups(ws::Database &db, const ws::RunRow &run,
@@ -331,6 +387,11 @@ ExpandResult expand(ws::Database &db, int iteration, const ExpandOptions &opt) {
   const std::vector<std::string> groups = loop_groups(db, run, opt.label, opt.exclude_labels);
   const std::set<std::string> keys = top_keys(db, run.id, groups, k, opt.keep_share);
   er.top_keys.assign(keys.begin(), keys.end());
+  if (std::string why = unscanned_stop(db, run, groups, k, opt.keep_share); !why.empty()) {
+    er.stop = true;
+    er.reason = std::move(why);
+    return er;
+  }
   if (!opt.resume && top_k_unchanged(db, run, iteration, k, opt.keep_share, groups, keys)) {
     er.stop = true;
     er.reason = "top-k unchanged";

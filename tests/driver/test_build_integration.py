@@ -477,3 +477,33 @@ def test_the_first_plan_is_the_annotated_functions_alone_by_default(vprof, root,
     plan0 = {n for (n,) in db.execute("SELECT f.name FROM plans p JOIN functions f "
                                       "ON f.id = p.function WHERE p.iteration = 0")}
     assert plan0 == {"serve", "stage_a", "stage_b"}, plan0
+
+
+def test_a_unit_that_crashes_the_scan_is_skipped_and_named(vprof, root, tmp_path):
+    """One unit never takes `vprof init` down (docs/instrumenter.md, "A unit that crashes"):
+    a crash planted in a.c's scan is caught; init names the file and the signal, counts it
+    in its last line, lists it in .vprof/skipped-units.txt and exits 0 with a workspace. The
+    loop's top place is then the call of stage_a, which no scanned unit defines: expansion
+    stops naming a.c, and the final plan is measured as usual."""
+    include = root / "annotations" / "include"
+    p = make_project(root, tmp_path, build=f'make CC="$CC" VPROF_INCLUDE={include}')
+    r = vp(vprof, p, "init", env={"VPROF_TESTING_CRASH_UNIT": "/a.c"})
+    a = str(p / "a.c")
+    assert f"vprof: scan: {a}: crashed (signal 11, SIGSEGV) in the scan, skipped" in r.stderr
+    last = r.stdout.strip().splitlines()[-1]
+    listing = p / ".vprof" / "skipped-units.txt"
+    assert last.endswith(f"; 1 of 3 translation unit(s) skipped (1 crashed the scan), listed "
+                         f"in {listing}: their functions are not in the call graph"), last
+    assert listing.read_text() == f"{a}: crashed (signal 11, SIGSEGV) in the scan\n"
+    db = sqlite3.connect(p / ".vprof" / "vprof.db")
+    assert db.execute("SELECT defined FROM functions WHERE name = 'stage_a'").fetchall() == [(0,)]
+    assert db.execute("SELECT defined FROM functions WHERE name = 'stage_b'").fetchall() == [(1,)]
+    r = vp(vprof, p, "loop", "--iterations", "3")
+    stop = re.search(r"stopped after iteration 0: the top place (.*)", r.stderr)
+    assert stop, r.stderr[-3000:]
+    assert ("is a call of stage_a, declared in " + str(p / "work.h") + " but defined in no "
+            "scanned translation unit; the scan skipped 1 unit(s) that may define it: "
+            f"{a} (crashed (signal 11, SIGSEGV) in the scan)") in stop.group(1), stop.group(1)
+    # a scan without the crash forgets it
+    r = vp(vprof, p, "init")
+    assert "skipped" not in r.stdout and not listing.exists()

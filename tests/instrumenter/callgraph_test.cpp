@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <set>
 
 namespace {
@@ -388,4 +389,98 @@ TEST(Scan, CallsInsideLoopsAreMarked) {
   EXPECT_EQ(c.looped, 4);
   EXPECT_GE(c.straight, 1);
   EXPECT_EQ(ws::marked_files(g.db), std::vector<std::string>{"/virtual/loops.cpp"});
+}
+
+// Templates (docs/instrumenter.md, "Templates"): `delete` of a dependent operand in a class
+// template's destructor gives no edge from the pattern (it has no destroyed type: the scan
+// once dereferenced the null type there and crashed) and the destructor's edge from the
+// instantiation.
+TEST(Templates, DeleteOfADependentOperandGetsItsEdgeFromTheInstantiation) {
+  Graph g;
+  g.add("/virtual/tpl/owning.cpp",
+        "#include <list>\n"
+        "template <typename Tcnt> struct owning : public Tcnt {\n"
+        "  typedef typename Tcnt::iterator iterator;\n"
+        "  ~owning() { for (iterator i = this->begin(); i != this->end(); ++i) delete *i; }\n"
+        "};\n"
+        "struct node { int v; ~node(); };\n"
+        "node::~node() { v = 0; }\n"
+        "int use() { owning<std::list<node *>> h; h.push_back(new node{1});\n"
+        "  return h.front()->v; }\n");
+  g.scan();
+  EXPECT_EQ(g.names("SELECT g.name FROM calls c JOIN functions f ON f.id = c.caller JOIN "
+                    "functions g ON g.id = c.callee WHERE f.name LIKE '%~owning%' AND "
+                    "c.kind = 'dtor'"),
+            (Names{"node::~node"}));
+  EXPECT_EQ(g.names("SELECT g.name FROM calls c JOIN functions f ON f.id = c.caller JOIN "
+                    "functions g ON g.id = c.callee WHERE f.name = 'use' AND c.kind = 'dtor'"),
+            (Names{"owning::~owning<Tcnt>"}));
+}
+
+// A class without a definition where it is deleted or declared names no destructor: no
+// edge, no crash (a forward-declared class, a pointer to a class template declared but never
+// defined, a dependent local in a pattern never instantiated).
+TEST(Templates, IncompleteAndDependentClassesNameNoDestructor) {
+  Graph g;
+  g.add("/virtual/tpl/incomplete.cpp",
+        "struct opaque;\n"
+        "void drop(opaque *p) { delete p; }\n"
+        "template <class T> struct box;\n"
+        "template <class T> void drop_box(box<T> *b) { delete b; }\n"
+        "template <class T> struct cell { T v; };\n"
+        "template <class T> void never(T *p) { cell<T> c{*p}; delete p; (void)c; }\n");
+  g.scan();
+  EXPECT_EQ(g.scalar("SELECT COUNT(*) FROM calls WHERE kind = 'dtor'"), 0);
+  EXPECT_EQ(g.names("SELECT name FROM functions WHERE defined = 1"),
+            (Names{"drop", "drop_box", "never"}));
+}
+
+// Constructors and destructors of class templates and dependent member calls: the pattern
+// holds the code, its instantiations the callees. A class template's constructor and
+// destructor are named as Clang prints them in the pattern (`holder::holder<T>`).
+TEST(Templates, ClassTemplateLifetimesAndDependentCallsReachTheirCallees) {
+  Graph g;
+  g.add("/virtual/tpl/lifetime.cpp",
+        "struct res { res(); ~res(); int get() const; };\n"
+        "res::res() {}\nres::~res() {}\nint res::get() const { return 1; }\n"
+        "template <class T> struct holder { T *p; holder() : p(new T) {}\n"
+        "  ~holder() { delete p; } int peek() const { return p->get(); } };\n"
+        "template <class C> int sum_all(const C &c) { int s = 0;\n"
+        "  for (const auto &x : c) s += x.get(); return s; }\n"
+        "int run() { holder<res> h; res a[2]; return h.peek() + sum_all(a); }\n");
+  g.scan();
+  EXPECT_EQ(g.callees("run", "ctor"), (Names{"holder::holder<T>", "res::res"}));
+  EXPECT_EQ(g.callees("run", "dtor"), (Names{"holder::~holder<T>"}));
+  EXPECT_EQ(g.callees("holder::holder<T>", "ctor"), (Names{"res::res"}));
+  EXPECT_EQ(g.callees("holder::~holder<T>", "dtor"), (Names{"res::~res"}));
+  EXPECT_EQ(g.callees("holder::peek", "member"), (Names{"res::get"}));
+  EXPECT_EQ(g.callees("sum_all", "member"), (Names{"res::get"}));
+}
+
+// One unit can never take the scan down (docs/instrumenter.md, "A unit that crashes"): a
+// crash planted in one unit's walk is caught, counted, named with its signal and recorded
+// in the workspace, and the other units are scanned.
+TEST(CrashRecovery, APlantedCrashSkipsItsUnitAndTheScanGoesOn) {
+  Graph g;
+  g.add("/virtual/crash/a.cpp", "int leaf(int x) { return x + 1; }\n");
+  g.add("/virtual/crash/b.cpp", "int leaf(int x);\nint mid(int x) { return leaf(x); }\n");
+  g.add("/virtual/crash/c.cpp", "int mid(int x);\nint top(int x) { return mid(x) * 2; }\n");
+  ::setenv("VPROF_TESTING_CRASH_UNIT", "crash/b.cpp", 1);
+  instr::ScanStats st = instr::scan(g.db, g.cdb, g.opt);
+  ::unsetenv("VPROF_TESTING_CRASH_UNIT");
+  EXPECT_EQ(st.tus, 3);
+  EXPECT_EQ(st.failed, 1);
+  EXPECT_EQ(st.crashed, 1);
+  ASSERT_EQ(st.skipped.size(), 1u);
+  EXPECT_EQ(st.skipped[0].file, "/virtual/crash/b.cpp");
+  EXPECT_EQ(st.skipped[0].reason, "crashed (signal 11, SIGSEGV) in the scan");
+  EXPECT_EQ(g.names("SELECT name FROM functions WHERE defined = 1"), (Names{"leaf", "top"}));
+  EXPECT_EQ(g.names("SELECT name FROM functions WHERE defined = 0"), (Names{"mid"}));
+  const auto rows = ws::skipped_units(g.db);
+  ASSERT_EQ(rows.size(), 1u);
+  EXPECT_EQ(rows[0].file, "/virtual/crash/b.cpp");
+  // a scan without the crash clears the record
+  ASSERT_EQ(instr::scan(g.db, g.cdb, g.opt).failed, 0);
+  EXPECT_TRUE(ws::skipped_units(g.db).empty());
+  EXPECT_EQ(g.names("SELECT name FROM functions WHERE defined = 1"), (Names{"leaf", "mid", "top"}));
 }

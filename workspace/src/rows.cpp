@@ -34,8 +34,8 @@ std::int64_t or_zero(const Statement &st, int col) { return st.is_null(col) ? 0 
 // ---- the call graph ---------------------------------------------------------------
 
 std::optional<FunctionRow> function_row(Database &db, FunctionId f) {
-  auto st = db.prepare(
-      "SELECT name, height, defined, annotated, body, rewritable FROM functions WHERE id = ?");
+  auto st = db.prepare("SELECT name, height, defined, annotated, body, rewritable, file FROM "
+                       "functions WHERE id = ?");
   st.bind(1, f);
   if (!st.step())
     return std::nullopt;
@@ -46,6 +46,7 @@ std::optional<FunctionRow> function_row(Database &db, FunctionId f) {
   r.defined = st.int64(2) != 0;
   r.annotated = st.int64(3) != 0;
   r.body = st.int64(4) != 0 && st.int64(5) != 0;
+  r.file = st.is_null(6) ? "" : st.text(6);
   return r;
 }
 
@@ -152,6 +153,23 @@ void add_marked_file(Database &db, const std::string &file) {
 }
 
 void clear_marked_files(Database &db) { db.exec("DELETE FROM marked_files"); }
+
+std::vector<SkippedUnitRow> skipped_units(Database &db) {
+  auto st = db.prepare("SELECT file, reason FROM skipped_units ORDER BY file");
+  std::vector<SkippedUnitRow> out;
+  while (st.step())
+    out.push_back({st.text(0), st.text(1)});
+  return out;
+}
+
+void add_skipped_unit(Database &db, const std::string &file, const std::string &reason) {
+  db.prepare("INSERT OR REPLACE INTO skipped_units(file, reason) VALUES (?, ?)")
+      .bind(1, file)
+      .bind(2, reason)
+      .run();
+}
+
+void clear_skipped_units(Database &db) { db.exec("DELETE FROM skipped_units"); }
 
 // ---- sites ------------------------------------------------------------------------
 

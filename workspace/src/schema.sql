@@ -43,6 +43,14 @@ CREATE TABLE IF NOT EXISTS marked_files(
   file TEXT PRIMARY KEY
 );
 
+-- Translation units the scan skipped (they did not parse, or the scan crashed in them and
+-- went on), written by the scan: their functions are missing from the call graph, and the
+-- planner names them when a top place calls a function no scanned unit defines.
+CREATE TABLE IF NOT EXISTS skipped_units(
+  file   TEXT PRIMARY KEY,                -- absolute path
+  reason TEXT NOT NULL                    -- "does not parse", "crashed (signal 11, SIGSEGV) in the scan"
+);
+
 -- Site table: the integers written into traces. A site keeps its id across
 -- iterations (same kind, function and source position => same id).
 CREATE TABLE IF NOT EXISTS sites(

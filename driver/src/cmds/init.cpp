@@ -9,17 +9,48 @@
 #include "vprof/workspace_rows.hpp"
 
 #include <filesystem>
+#include <fstream>
 #include <ostream>
 
 namespace vprof::driver {
 namespace fs = std::filesystem;
+
+namespace {
+
+// The skipped units, one "file: reason" a line, in .vprof/skipped-units.txt (removed when
+// none was skipped), and the summary's clause naming the file ("" when none).
+std::string skipped_units_note(const Context &ctx, const instr::ScanStats &st) {
+  const fs::path list = ctx.cfg.workspace_dir() / "skipped-units.txt";
+  std::error_code ec;
+  if (st.skipped.empty()) {
+    fs::remove(list, ec);
+    return "";
+  }
+  std::ofstream out(list);
+  for (const auto &u : st.skipped)
+    out << u.file << ": " << u.reason << "\n";
+  const int unparsed = st.failed - st.crashed;
+  std::string why;
+  if (unparsed)
+    why = std::to_string(unparsed) + " did not parse";
+  if (st.crashed)
+    why += (why.empty() ? "" : ", ") + std::to_string(st.crashed) + " crashed the scan";
+  return "; " + std::to_string(st.failed) + " of " + std::to_string(st.tus) +
+         " translation unit(s) skipped (" + why + "), listed in " + list.string() +
+         ": their functions are not in the call graph";
+}
+
+} // namespace
 
 void setup_init(CLI::App &sub, Context &ctx) {
   add_plan_flags(sub, ctx);
   sub.footer("Creates .vprof/vprof.db, parses every translation unit of the compile database\n"
              "once to build the static call graph (with heights), and writes the first plan:\n"
              "the roots (default: functions with interval annotations) and their callees down\n"
-             "to --depth. Running it again rescans and replaces the first plan.");
+             "to --depth. Running it again rescans and replaces the first plan.\n"
+             "A translation unit that does not parse, or crashes the scan, is named and skipped;\n"
+             "the last line counts them and names the file that lists them (exit 0: the\n"
+             "workspace holds every other unit; exit 3 when no unit parsed).");
 }
 
 int run_init(Context &ctx) {
@@ -31,11 +62,12 @@ int run_init(Context &ctx) {
   po.quiet = ctx.quiet;
   instr::ScanStats st = instr::scan(*db, cdb, po);
   ctx.progress("call graph: " + std::to_string(st.functions) + " functions, " +
-               std::to_string(st.calls) + " call edges, height " + std::to_string(st.max_height) +
-               (st.failed ? ", " + std::to_string(st.failed) + " TU(s) failed to parse" : ""));
+               std::to_string(st.calls) + " call edges, height " + std::to_string(st.max_height));
   if (st.tus == st.failed)
-    throw InputError("no translation unit of " + ctx.cfg.compile_commands.string() +
-                     " could be parsed");
+    throw InputError(
+        "no translation unit of " + ctx.cfg.compile_commands.string() + " could be parsed" +
+        (st.crashed ? " (the scan crashed in " + std::to_string(st.crashed) + ")" : ""));
+  const std::string skipped = skipped_units_note(ctx, st);
   planner::FirstPlanOptions plan;
   plan.roots = ctx.cfg.roots;
   plan.depth = ctx.cfg.depth;
@@ -61,8 +93,8 @@ int run_init(Context &ctx) {
                (ctx.cfg.roots.empty() ? std::string("annotated functions") : "roots") + ", depth " +
                std::to_string(ctx.cfg.depth) + ")");
   *ctx.out << "workspace " << ctx.cfg.database().string() << ": " << st.functions << " functions, "
-           << st.calls << " calls, plan 0 has " << n << " functions\n";
-  return st.failed ? kExitFailed : kExitOk;
+           << st.calls << " calls, plan 0 has " << n << " functions" << skipped << "\n";
+  return kExitOk;
 }
 
 } // namespace vprof::driver

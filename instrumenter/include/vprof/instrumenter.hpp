@@ -55,9 +55,18 @@ struct ParseOptions {
   std::map<std::string, std::string> virtual_files;
 };
 
+// A translation unit the scan skipped, and why ("does not parse", "crashed (signal 11,
+// SIGSEGV) in the scan").
+struct SkippedUnit {
+  std::string file; // absolute path
+  std::string reason;
+};
+
 struct ScanStats {
-  int tus = 0;    // translation units parsed
-  int failed = 0; // translation units that did not parse (named on stderr)
+  int tus = 0;     // translation units parsed
+  int failed = 0;  // translation units skipped: did not parse, or crashed (named on stderr)
+  int crashed = 0; // of those, the ones whose parse or walk crashed (caught)
+  std::vector<SkippedUnit> skipped; // each skipped unit (also in the workspace's skipped_units)
   std::int64_t functions = 0;
   std::int64_t calls = 0; // call edges stored
   int max_height = 0;
@@ -70,7 +79,9 @@ struct ScanStats {
 // guards included, recomputed on every scan) and the heights
 // (SCCs condensed) in the workspace, and sets meta keys `H` and `max_height` (the caller
 // records `compile_db`). Previous edges are replaced; function ids stay stable. A TU that
-// fails to parse is reported and skipped. Throws ws::Error on database failures.
+// fails to parse, or whose parse or walk crashes (caught: the scan goes on), is reported,
+// recorded in the workspace (`skipped_units`) and skipped. Throws ws::Error on database
+// failures.
 ScanStats scan(ws::Database &wsdb, const CompileDb &db, const ParseOptions &opt = {});
 
 // The highest iteration in `plans`, or nullopt when there is no plan.

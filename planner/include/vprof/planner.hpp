@@ -171,7 +171,9 @@ struct Refusal {
 struct ExpandResult {
   bool stop = false;
   std::string reason; // "top-k unchanged" | "all top factors are leaves" | "iteration budget
-                      // reached" | "probe budget spent" | "stream cap: ..." | "expanded"
+                      // reached" | "probe budget spent" | "stream cap: ..." | "expanded" |
+                      // "the top place X calls Y, ... defined in no scanned translation unit"
+                      // (the scan skipped units that may define it: they are named)
   int next_iteration = 0;
   std::vector<std::string> top_keys; // the top-k factor and place keys considered
   std::vector<FunctionId> added;     // functions added to plan next_iteration

@@ -28,6 +28,7 @@ struct FunctionRow {
   // false: no body the instrumenter can probe — defined `= default` out of line, or
   // defined only in headers (the rewriter probes a TU's main file only)
   bool body = true;
+  std::string file; // of the definition, or of a declaration when not defined
 };
 
 std::optional<FunctionRow> function_row(Database &db, FunctionId f);
@@ -62,6 +63,14 @@ std::optional<int> max_height(Database &db);
 std::vector<std::string> marked_files(Database &db);
 void add_marked_file(Database &db, const std::string &file);
 void clear_marked_files(Database &db);
+
+// Translation units the last scan skipped, by file (absolute path), with the reason.
+struct SkippedUnitRow {
+  std::string file, reason;
+};
+std::vector<SkippedUnitRow> skipped_units(Database &db);
+void add_skipped_unit(Database &db, const std::string &file, const std::string &reason);
+void clear_skipped_units(Database &db);
 
 // ---- sites ------------------------------------------------------------------------
 
