@@ -94,6 +94,8 @@ int run_config(Context &ctx) {
       o << quoted(c.kernel_wakeups);
     else if (name == "sched_ring_mb")
       o << c.sched_ring_mb;
+    else if (name == "sample_hz")
+      o << c.sample_hz;
     else if (name == "stream_cap_mb") {
       o << c.stream_cap_mb;
       if (!c.stream_cap_from.empty())
@@ -179,8 +181,8 @@ void setup_dump(CLI::App &sub, Context &) {
              "byte offset (exit 3).");
 }
 
-int run_dump(Context &ctx) {
-  fs::path target = g_dump_target;
+fs::path trace_target(const Context &ctx, const std::string &given) {
+  fs::path target = given;
   if (target.empty()) {
     fs::path newest;
     fs::file_time_type when{};
@@ -196,6 +198,11 @@ int run_dump(Context &ctx) {
   }
   if (!fs::exists(target))
     throw InputError(target.string() + ": no such trace");
+  return target;
+}
+
+int run_dump(Context &ctx) {
+  const fs::path target = trace_target(ctx, g_dump_target);
   std::fflush(stdout);
   try {
     trace::dump(target, stdout, g_dump_headers);

@@ -30,6 +30,8 @@ void setup_build(CLI::App &, Context &);
 int run_build(Context &);
 void setup_loop(CLI::App &, Context &);
 int run_loop(Context &);
+void setup_stacks(CLI::App &, Context &);
+int run_stacks(Context &);
 #endif
 
 const std::vector<Command> &commands() {
@@ -52,6 +54,8 @@ const std::vector<Command> &commands() {
          run_build},
         {"loop", "build, run, analyze, expand until the top factors are stable", setup_loop,
          run_loop},
+        {"stacks", "print a trace's sampled stacks: where threads ran, blocked, woke others",
+         setup_stacks, run_stacks},
     };
 #endif
     std::vector<Command> basic = {
@@ -158,6 +162,11 @@ void add_record_flags(CLI::App &sub, Context &ctx) {
                       "the kernel wake-up recorder's ring buffer in MiB [sched_ring_mb]")
            ->check(CLI::Range(1, 4096)),
        ctx, "sched_ring_mb");
+  mark(sub.add_option("--sample-hz", ctx.cfg.sample_hz,
+                      "the kernel recorder's on-CPU stack samples per second and CPU, 0: none "
+                      "[sample_hz]")
+           ->check(CLI::Range(0, 10000)),
+       ctx, "sample_hz");
   mark(sub.add_option("--stream-cap-mb", ctx.cfg.stream_cap_mb,
                       "size limit of one thread's trace stream in MiB, 0: none (the workload's "
                       "VPROF_MAX_THREAD_MB) [stream_cap_mb]")

@@ -5,6 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <iosfwd>
 #include <string>
 #include <vector>
@@ -51,5 +52,9 @@ void add_analyze_flags(CLI::App &sub, Context &ctx); // --bootstrap --seed --min
 void add_loop_flags(CLI::App &sub, Context &ctx);    // --k --iterations --build --workload
 // --kernel-wakeups --sched-ring-mb --stream-cap-mb: how a workload is recorded (run, loop)
 void add_record_flags(CLI::App &sub, Context &ctx);
+
+// The trace directory (or file) a reading subcommand works on: `given`, or the newest
+// directory under .vprof/traces when empty. InputError when there is none.
+std::filesystem::path trace_target(const Context &ctx, const std::string &given);
 
 } // namespace vprof::driver

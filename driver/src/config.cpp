@@ -56,6 +56,8 @@ const std::vector<ConfigKey> &config_keys() {
                          "\"on\" (an error when it cannot), \"off\""},
       {"sched_ring_mb", "the kernel wake-up recorder's ring buffer in MiB (default 16); "
                         "records lost to a full ring are counted in sched.vpk"},
+      {"sample_hz", "the kernel recorder's on-CPU stack samples per second on each CPU (default "
+                    "997; 0: only the sleepers' and wakers' stacks); `vprof stacks` prints them"},
       {"stream_cap_mb", "the size limit of one thread's trace stream in MiB, passed to the "
                         "workload as VPROF_MAX_THREAD_MB (default 256; 0: none); records past "
                         "it are dropped and the run says so"},
@@ -118,7 +120,7 @@ void load_config(const fs::path &file, Config &cfg) {
                        "' (known: compile_commands, roots, depth, k, iterations, build, workload, "
                        "bootstrap, seed, min_intervals, prune, allow_fallback, budget, "
                        "final_budget, record_ns, ranking, label, exclude_labels, keep_traces, "
-                       "kernel_wakeups, sched_ring_mb, stream_cap_mb, tail_percentile)");
+                       "kernel_wakeups, sched_ring_mb, sample_hz, stream_cap_mb, tail_percentile)");
     if (name == "compile_commands")
       cfg.compile_commands = get<std::string>(file, key, node, "a string");
     else if (name == "roots") {
@@ -179,6 +181,8 @@ void load_config(const fs::path &file, Config &cfg) {
       cfg.kernel_wakeups = *v;
     } else if (name == "sched_ring_mb") {
       cfg.sched_ring_mb = get_positive(file, key, node, 1, 4096);
+    } else if (name == "sample_hz") {
+      cfg.sample_hz = get_positive(file, key, node, 0, 10000);
     } else if (name == "stream_cap_mb")
       cfg.stream_cap_mb = static_cast<std::uint64_t>(get_positive(file, key, node, 0));
     else if (name == "budget" || name == "final_budget" || name == "record_ns") {

@@ -61,6 +61,7 @@ struct Config {
   // warning when it cannot), "on" (an error when it cannot), "off" (never started)
   std::string kernel_wakeups = "auto";
   int sched_ring_mb = 16; // the recorder's ring buffer between kernel and recorder, MiB
+  int sample_hz = 997;    // the recorder's on-CPU stack samples per second and CPU (0: none)
   // the runtime's per-thread stream cap in MiB (0: none), passed to the workload as
   // VPROF_MAX_THREAD_MB; `stream_cap_from` says where a value other than the file's came from
   std::uint64_t stream_cap_mb = 256;

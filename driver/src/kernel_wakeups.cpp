@@ -217,9 +217,11 @@ void KernelWakeups::attach(int pid, const fs::path &trace_dir) {
   if (!usable_)
     return;
   out_ = trace_dir / "sched.vpk";
+  const fs::path stacks = trace_dir / "stacks.vpk";
   log_ = trace_dir / "sched.log";
   std::error_code ec;
   fs::remove(out_, ec);
+  fs::remove(stacks, ec);
   const std::string fix = kFixPrivileges + binary_.string() + ")";
   int ready[2];
   if (::pipe2(ready, O_CLOEXEC) != 0) {
@@ -237,7 +239,11 @@ void KernelWakeups::attach(int pid, const fs::path &trace_dir) {
                                    std::to_string(ready[1]),
                                    "--quiet",
                                    "--ring-mb",
-                                   std::to_string(ctx_.cfg.sched_ring_mb)};
+                                   std::to_string(ctx_.cfg.sched_ring_mb),
+                                   "--stacks",
+                                   stacks.string(),
+                                   "--sample-hz",
+                                   std::to_string(ctx_.cfg.sample_hz)};
   std::string why;
   try {
     pid_ = start_process(argv, po, -1, ready[1]);

@@ -167,6 +167,11 @@ int main(int argc, char **argv) {
   std::vector<std::string> enable = {std::string("-I") + instr::annotations_include_dir(),
                                      std::string("-I") + instr::runtime_include_dir(),
                                      "-DVPROF_ENABLE"};
+  // Frame pointers, so that the kernel recorder's stacks reach every frame of this code
+  // (docs/recorder.md, "Stacks"): after the build's own flags, which they override.
+#if defined(__x86_64__) || defined(__aarch64__)
+  enable.insert(enable.end(), {"-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer"});
+#endif
   std::vector<std::string> link;
   if (!compile_only)
     link = {"-L" + rtdir, "-Wl,-rpath," + rtdir, "-lvprof_rt"};

@@ -16,6 +16,7 @@
 #include <bpf/bpf_tracing.h>
 
 #include <vprof/sched_format.h>
+#include <vprof/stacks_format.h>
 
 /* The helpers used (bpf_task_pt_regs, bpf_get_current_task_btf) want a GPL-compatible
    licence string. */
@@ -86,8 +87,16 @@ struct {
 /* Per-CPU counters: [VPROF_LOST_RECORDS] records that found the ring full, counted as the
    reader expands them (a SLEEP with NEXT_RUNS is two), or RUNs that could not be promised
    (no memory for the task's state); [VPROF_LOST_CHILDREN] processes forked by a traced one
-   that `traced` had no room for. */
-enum { VPROF_LOST_RECORDS = 0, VPROF_LOST_CHILDREN = 1, VPROF_COUNTERS = 2 };
+   that `traced` had no room for;
+   [VPROF_LOST_STACK_ENTRIES] stacks.vpk entries that found their ring full; [VPROF_EMPTY_STACKS]
+   stacks the kernel could not walk (no user frame). */
+enum {
+  VPROF_LOST_RECORDS = 0,
+  VPROF_LOST_CHILDREN = 1,
+  VPROF_LOST_STACK_ENTRIES = 2,
+  VPROF_EMPTY_STACKS = 3,
+  VPROF_COUNTERS = 4
+};
 struct {
   __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
   __uint(max_entries, VPROF_COUNTERS);
@@ -161,9 +170,9 @@ static __always_inline bool receives(__s64 nr) {
   return nr == 0 || nr == 19 || nr == 45 || nr == 47 || nr == 299;
 }
 
-/* Appends one record about `task`; a full ring counts it as lost. */
-static __always_inline void emit(__u8 kind, __u8 flags, __u32 tid, __u32 pid, __u32 other,
-                                 __u32 other_pid, __u32 arg) {
+/* Appends one record taken at `now`; a full ring counts it as lost. */
+static __always_inline void emit(__u64 now, __u8 kind, __u8 flags, __u32 tid, __u32 pid,
+                                 __u32 other, __u32 other_pid, __u32 arg) {
   __u32 cpu = bpf_get_smp_processor_id();
   void *ring = bpf_map_lookup_elem(&rings, &cpu);
   vprof_sched_record *r = ring ? bpf_ringbuf_reserve(ring, sizeof(*r), 0) : NULL;
@@ -171,7 +180,7 @@ static __always_inline void emit(__u8 kind, __u8 flags, __u32 tid, __u32 pid, __
     count_lost(VPROF_LOST_RECORDS, flags & VPROF_SCHED_NEXT_RUNS ? 2 : 1);
     return;
   }
-  r->time_ns = bpf_ktime_get_ns();
+  r->time_ns = now;
   r->tid = tid;
   r->pid = pid;
   r->other = other;
@@ -183,6 +192,150 @@ static __always_inline void emit(__u8 kind, __u8 flags, __u32 tid, __u32 pid, __
   __u64 wake = bpf_ringbuf_query(ring, BPF_RB_AVAIL_DATA) >= wakeup_bytes ? BPF_RB_FORCE_WAKEUP
                                                                           : BPF_RB_NO_WAKEUP;
   bpf_ringbuf_submit(r, wake);
+}
+
+/* ---- user stacks (stacks.vpk, runtime/include/vprof/stacks_format.h) ---- */
+
+/* Set by the loader: take the sleeper's stack at each SLEEP and the waker's at each WAKE of a
+   traced waker (the on-CPU samples come from their own program, attached only when wanted). */
+const volatile __u32 take_stacks = 0;
+
+/* One ring buffer per CPU for stacks.vpk's entries, as `rings` for sched.vpk's records. */
+struct {
+  __uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+  __uint(max_entries, 1); /* the loader sets the number of possible CPUs */
+  __type(key, __u32);
+  __array(values, struct ring);
+} stack_rings SEC(".maps");
+
+/* A STACK entry being built (per CPU: too large for the BPF stack). */
+struct stack_scratch {
+  vprof_stacks_stack head;
+  __u64 pc[VPROF_STACKS_MAX_FRAMES];
+};
+struct {
+  __uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+  __uint(max_entries, 1);
+  __type(key, __u32);
+  __type(value, struct stack_scratch);
+} stack_scratch SEC(".maps");
+
+/* Ids of the stacks written lately: a stack seen again costs a SAMPLE only. An evicted id is
+   written again, and two CPUs may write the same new stack at once: the reader (vprof-sched)
+   drops the repeats, so each id is defined once in the file. */
+struct {
+  __uint(type, BPF_MAP_TYPE_LRU_HASH);
+  __uint(max_entries, 16384);
+  __type(key, __u64);
+  __type(value, __u8);
+} known_stacks SEC(".maps");
+
+/* The word at the user stack pointer of `task` (the return address into the caller when the
+   user code was in a function that pushed no frame), 0 when unreadable. */
+static __always_inline __u64 word_at_user_sp(struct task_struct *task) {
+#if defined(__TARGET_ARCH_x86)
+  struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(task);
+  __u64 word = 0;
+  if (regs && bpf_probe_read_user(&word, sizeof word, (void *)regs->sp) == 0)
+    return word;
+#else
+  (void)task;
+#endif
+  return 0;
+}
+
+/* FNV-1a over the frames and the stack-pointer word; never 0. */
+static __always_inline __u64 stack_hash(const struct stack_scratch *s, __u32 frames) {
+  __u64 h = 14695981039346656037ull ^ s->head.sp_word;
+  for (__u32 i = 0; i < VPROF_STACKS_MAX_FRAMES; ++i) {
+    if (i >= frames)
+      break;
+    h = (h ^ s->pc[i]) * 1099511628211ull;
+  }
+  h ^= frames;
+  return h ? h : 1;
+}
+
+/* The id of the current task's user stack, its STACK entry written when the id is new; 0 when
+   the kernel found no user frame or no ring. `ctx` is the program's context. */
+static __always_inline __u64 user_stack_id(void *ctx, struct task_struct *task, void *ring) {
+  __u32 zero = 0;
+  struct stack_scratch *s = bpf_map_lookup_elem(&stack_scratch, &zero);
+  if (!s || !ring)
+    return 0;
+  long bytes = bpf_get_stack(ctx, s->pc, sizeof s->pc, BPF_F_USER_STACK);
+  if (bytes < (long)sizeof(__u64)) {
+    count_lost(VPROF_EMPTY_STACKS, 1);
+    return 0;
+  }
+  if (bytes > (long)sizeof s->pc)
+    bytes = sizeof s->pc;
+  __u32 frames = (__u32)bytes / sizeof(__u64);
+  s->head.sp_word = word_at_user_sp(task);
+  __u64 id = stack_hash(s, frames);
+  if (bpf_map_lookup_elem(&known_stacks, &id))
+    return id;
+  s->head.entry.size = VPROF_STACKS_STACK_SIZE + frames * sizeof(__u64);
+  s->head.entry.kind = VPROF_STACKS_STACK;
+  s->head.id = id;
+  s->head.frames = frames;
+  s->head.flags = frames == VPROF_STACKS_MAX_FRAMES ? VPROF_STACKS_TRUNCATED : 0;
+  __u64 size = VPROF_STACKS_STACK_SIZE + (__u64)bytes;
+  if (size > sizeof *s)
+    return 0;
+  if (bpf_ringbuf_output(ring, s, size, 0) != 0) {
+    count_lost(VPROF_LOST_STACK_ENTRIES, 1);
+    return id; /* the SAMPLE names a stack the file lacks: the reader counts it */
+  }
+  __u8 one = 1;
+  bpf_map_update_elem(&known_stacks, &id, &one, BPF_ANY);
+  return id;
+}
+
+/* Appends one SAMPLE of the current task's user stack, taken at `now`. */
+static __always_inline void emit_stack(void *ctx, __u64 now, __u8 what, __u8 flags, __u32 tid,
+                                       __u32 pid, __u32 other) {
+  __u32 cpu = bpf_get_smp_processor_id();
+  void *ring = bpf_map_lookup_elem(&stack_rings, &cpu);
+  __u64 id = user_stack_id(ctx, bpf_get_current_task_btf(), ring);
+  if (id == 0)
+    return;
+  vprof_stacks_sample *e = bpf_ringbuf_reserve(ring, sizeof(*e), 0);
+  if (!e) {
+    count_lost(VPROF_LOST_STACK_ENTRIES, 1);
+    return;
+  }
+  e->entry.size = VPROF_STACKS_SAMPLE_SIZE;
+  e->entry.kind = VPROF_STACKS_SAMPLE;
+  e->time_ns = now;
+  e->stack = id;
+  e->tid = tid;
+  e->pid = pid;
+  e->other = other;
+  e->what = what;
+  e->flags = flags;
+  e->cpu = (__u16)cpu;
+  bpf_ringbuf_submit(e, 0);
+}
+
+/* The CPU clock's sample (a perf software event on every CPU, at the loader's frequency): the
+   user stack of a traced thread that is running. */
+SEC("perf_event")
+int vprof_cpu_sample(struct bpf_perf_event_data *ctx) {
+  if (paused)
+    return 0;
+  __u64 id = bpf_get_current_pid_tgid();
+  __u32 tgid = (__u32)(id >> 32), tid = (__u32)id;
+  if (tid == 0 || !is_traced(tgid))
+    return 0;
+  __u8 flags = 0;
+#if defined(__TARGET_ARCH_x86)
+  /* kernel addresses are the upper half (the context allows 8-byte loads only: not cs) */
+  if (ctx->regs.ip >= 0xffff800000000000ull)
+    flags = VPROF_STACKS_IN_KERNEL;
+#endif
+  emit_stack(ctx, bpf_ktime_get_ns(), VPROF_STACKS_ONCPU, flags, tid, tgid, 0);
+  return 0;
 }
 
 /* prev_state is the state the scheduler acted on (Linux >= 5.18); prev->__state may already
@@ -214,11 +367,15 @@ int BPF_PROG(vprof_sched_switch, bool preempt, struct task_struct *prev, struct 
     if (ps)
       ps->sleeping = 1;
   }
-  if (prev_sleeps)
-    emit(VPROF_SCHED_SLEEP, next_runs ? VPROF_SCHED_NEXT_RUNS : 0, prev->pid, prev->tgid, next->pid,
-         next->tgid, vprof_sched_sleep_arg(blocked_syscall(prev), prev_state));
-  else if (next_runs)
-    emit(VPROF_SCHED_RUN, 0, next->pid, next->tgid, prev->pid, prev->tgid, 0);
+  __u64 now = bpf_ktime_get_ns();
+  if (prev_sleeps) {
+    emit(now, VPROF_SCHED_SLEEP, next_runs ? VPROF_SCHED_NEXT_RUNS : 0, prev->pid, prev->tgid,
+         next->pid, next->tgid, vprof_sched_sleep_arg(blocked_syscall(prev), prev_state));
+    if (take_stacks) /* prev is still the current task here */
+      emit_stack(ctx, now, VPROF_STACKS_SLEEP, 0, prev->pid, prev->tgid, 0);
+  } else if (next_runs) {
+    emit(now, VPROF_SCHED_RUN, 0, next->pid, next->tgid, prev->pid, prev->tgid, 0);
+  }
   return 0;
 }
 
@@ -253,8 +410,11 @@ int BPF_PROG(vprof_sched_waking, struct task_struct *p) {
       ws->room_pid = tgid;
     }
   }
-  emit(VPROF_SCHED_WAKE, flags, p->pid, tgid, (__u32)waker, (__u32)(waker >> 32),
+  __u64 now = bpf_ktime_get_ns();
+  emit(now, VPROF_SCHED_WAKE, flags, p->pid, tgid, (__u32)waker, (__u32)(waker >> 32),
        vprof_sched_sleep_arg(waker_syscall, 0));
+  if (take_stacks && !(flags & VPROF_SCHED_WAKER_IRQ) && is_traced((__u32)(waker >> 32)))
+    emit_stack(ctx, now, VPROF_STACKS_WAKER, 0, (__u32)waker, (__u32)(waker >> 32), p->pid);
   return 0;
 }
 
@@ -270,8 +430,8 @@ static __always_inline void data_sent(void) {
   __u32 tid = ts->room_tid, pid = ts->room_pid;
   ts->room_tid = 0;
   __u64 me = bpf_get_current_pid_tgid();
-  emit(VPROF_SCHED_WAKE, VPROF_SCHED_WAKE_DATA, tid, pid, (__u32)me, (__u32)(me >> 32),
-       vprof_sched_sleep_arg(blocked_syscall(task), 0));
+  emit(bpf_ktime_get_ns(), VPROF_SCHED_WAKE, VPROF_SCHED_WAKE_DATA, tid, pid, (__u32)me,
+       (__u32)(me >> 32), vprof_sched_sleep_arg(blocked_syscall(task), 0));
 }
 
 /* A socket send ended (write, writev, send, sendto, sendmsg, sendmmsg on a socket; Linux >=
@@ -409,7 +569,8 @@ int BPF_PROG(vprof_sched_exit, struct task_struct *p) {
   __u32 tgid = p->tgid;
   if (!is_traced(tgid))
     return 0;
-  emit(VPROF_SCHED_EXIT, 0, p->pid, tgid, 0, 0, 0); /* its state goes with the task */
+  emit(bpf_ktime_get_ns(), VPROF_SCHED_EXIT, 0, p->pid, tgid, 0, 0,
+       0); /* its state goes with the task */
   if (BPF_CORE_READ(p, signal, live.counter) == 0 && bpf_map_delete_elem(&traced, &tgid) == 0)
     __sync_fetch_and_sub(&traced_processes, 1);
   return 0;

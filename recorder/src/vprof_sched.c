@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
+#include <linux/perf_event.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -15,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -24,7 +26,9 @@
 #include <bpf/libbpf.h>
 
 #include <vprof/sched_format.h>
+#include <vprof/stacks_format.h>
 
+#include "stack_file.h"
 #include "vprof_sched.skel.h"
 
 enum {
@@ -42,13 +46,18 @@ enum {
 #define BATCH_RECORDS 32768u  /* 1 MiB of records per write() */
 /* the initial pid namespace's inode number (include/linux/proc_ns.h) */
 #define PROC_PID_INIT_INO 0xEFFFFFFCu
-enum { LOST_RECORDS = 0, LOST_CHILDREN = 1 }; /* slots of the BPF program's `lost` map */
+/* slots of the BPF program's `lost` map */
+enum { LOST_RECORDS = 0, LOST_CHILDREN = 1, LOST_STACK_ENTRIES = 2, EMPTY_STACKS = 3 };
+#define SAMPLE_HZ_DEFAULT 997u /* prime: never in step with a workload's own timers */
+#define SAMPLE_HZ_MAX 10000u
 
 struct options {
   long root_pid;
   const char *out;
   int ready_fd;
   unsigned ring_mb;
+  const char *stacks; /* the stacks.vpk to write (NULL: no stacks) */
+  unsigned sample_hz; /* on-CPU samples per second and CPU (0: sleep and waker stacks only) */
   bool quiet, check, verbose;
   long alternate_ms;         /* >0: pause and resume recording every this many ms */
   const char *alternate_log; /* where each phase's start goes (--alternate-log) */
@@ -98,7 +107,8 @@ static uint64_t monotonic_ns(void) {
 }
 
 static void usage(FILE *to) {
-  fputs("usage: vprof-sched --root-pid PID --out FILE [--ready-fd FD] [--ring-mb N] [--quiet]\n"
+  fputs("usage: vprof-sched --root-pid PID --out FILE [--stacks FILE [--sample-hz N]]\n"
+        "                   [--ready-fd FD] [--ring-mb N] [--quiet]\n"
         "       vprof-sched --check\n"
         "\n"
         "Records the Linux scheduler's view of a process tree with eBPF: when a thread of the\n"
@@ -111,6 +121,13 @@ static void usage(FILE *to) {
         "                  released once the ready byte arrives)\n"
         "  --out FILE      the file written, sched.vpk in the trace directory: a 128-byte header\n"
         "                  and 32-byte records (docs/trace-format.md, \"Kernel wake-ups\")\n"
+        "  --stacks FILE   also record the user stacks of the tree's threads into FILE\n"
+        "                  (stacks.vpk in the trace directory, docs/trace-format.md, \"Sampled\n"
+        "                  stacks\"): sampled while they run, and taken at each sleep (the\n"
+        "                  sleeper's) and wake-up (the waker's); copies of the sampled\n"
+        "                  processes' memory maps go beside it (<pid>.stackmaps)\n"
+        "  --sample-hz N   on-CPU samples per second on each CPU with --stacks (default 997;\n"
+        "                  0: sleep and wake-up stacks only)\n"
         "  --ready-fd FD   write one byte to FD and close it once recording has begun\n"
         "  --ring-mb N     kernel ring buffers' size in MiB (default 16, rounded up to a power\n"
         "                  of two, split into one ring per CPU); records that find their\n"
@@ -175,6 +192,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
     OPT_OUT,
     OPT_READY,
     OPT_RING,
+    OPT_STACKS,
+    OPT_SAMPLE_HZ,
     OPT_ALTERNATE,
     OPT_ALTERNATE_LOG,
     OPT_QUIET,
@@ -187,6 +206,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
       {"out", required_argument, NULL, OPT_OUT},
       {"ready-fd", required_argument, NULL, OPT_READY},
       {"ring-mb", required_argument, NULL, OPT_RING},
+      {"stacks", required_argument, NULL, OPT_STACKS},
+      {"sample-hz", required_argument, NULL, OPT_SAMPLE_HZ},
       {"alternate", required_argument, NULL, OPT_ALTERNATE},
       {"alternate-log", required_argument, NULL, OPT_ALTERNATE_LOG},
       {"quiet", no_argument, NULL, OPT_QUIET},
@@ -194,7 +215,11 @@ static int parse_options(int argc, char **argv, struct options *o) {
       {"check", no_argument, NULL, OPT_CHECK},
       {"help", no_argument, NULL, OPT_HELP},
       {NULL, 0, NULL, 0}};
-  *o = (struct options){.root_pid = 0, .out = NULL, .ready_fd = -1, .ring_mb = RING_MB_DEFAULT};
+  *o = (struct options){.root_pid = 0,
+                        .out = NULL,
+                        .ready_fd = -1,
+                        .ring_mb = RING_MB_DEFAULT,
+                        .sample_hz = SAMPLE_HZ_DEFAULT};
   opterr = 0;
   int c;
   long v;
@@ -217,6 +242,15 @@ static int parse_options(int argc, char **argv, struct options *o) {
       if (!parse_long(optarg, 1, RING_MB_MAX, &v))
         return usage_error("--ring-mb %s: want a size in MiB from 1 to %u", optarg, RING_MB_MAX);
       o->ring_mb = (unsigned)v;
+      break;
+    case OPT_STACKS:
+      o->stacks = optarg;
+      break;
+    case OPT_SAMPLE_HZ:
+      if (!parse_long(optarg, 0, SAMPLE_HZ_MAX, &v))
+        return usage_error("--sample-hz %s: want samples per second from 0 to %u", optarg,
+                           SAMPLE_HZ_MAX);
+      o->sample_hz = (unsigned)v;
       break;
     case OPT_ALTERNATE:
       if (!parse_long(optarg, 100, 3600000, &v))
@@ -254,6 +288,8 @@ static int parse_options(int argc, char **argv, struct options *o) {
     return usage_error("--root-pid: missing (the process to record)");
   if (o->out == NULL || o->out[0] == '\0')
     return usage_error("--out: missing (the sched.vpk file to write)");
+  if (o->stacks != NULL && (o->stacks[0] == '\0' || strcmp(o->stacks, o->out) == 0))
+    return usage_error("--stacks %s: want a file of its own beside --out", o->stacks);
   if (kill((pid_t)o->root_pid, 0) != 0 && errno == ESRCH)
     return usage_error("--root-pid %ld: no such process", o->root_pid);
   long tgid = thread_group_of(o->root_pid);
@@ -325,20 +361,45 @@ struct rings {
   uint32_t bytes; /* each */
   int *fd;
 };
-static struct rings rings = {0, 0, NULL};
+static struct rings rings = {0, 0, NULL};       /* sched.vpk's records */
+static struct rings stack_rings = {0, 0, NULL}; /* stacks.vpk's entries */
+
+static void close_ring_set(struct rings *set) {
+  for (int i = 0; i < set->count; i++)
+    if (set->fd[i] >= 0)
+      close(set->fd[i]);
+  free(set->fd);
+  *set = (struct rings){0, 0, NULL};
+}
 
 static void close_rings(void) {
-  for (int i = 0; i < rings.count; i++)
-    if (rings.fd[i] >= 0)
-      close(rings.fd[i]);
-  free(rings.fd);
-  rings = (struct rings){0, 0, NULL};
+  close_ring_set(&rings);
+  close_ring_set(&stack_rings);
+}
+
+/* `cpus` rings of `each` bytes behind the programs' array of rings `outer`. */
+static int create_ring_set(struct rings *set, struct bpf_map *outer, int cpus, uint32_t each) {
+  *set = (struct rings){cpus, each, calloc((size_t)cpus, sizeof(int))};
+  if (!set->fd)
+    return -ENOMEM;
+  for (int i = 0; i < cpus; i++)
+    set->fd[i] = -1;
+  for (int i = 0; i < cpus; i++) {
+    set->fd[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "vprof_ring", 0, 0, each, NULL);
+    if (set->fd[i] < 0)
+      return -errno;
+  }
+  bpf_map__set_max_entries(outer, (uint32_t)cpus);
+  /* the first ring is the template of the inner maps (setting the template's size in place
+     crashes libbpf 1.1) */
+  return bpf_map__set_inner_map_fd(outer, set->fd[0]);
 }
 
 /* Creates the rings: `ring_mb` MiB in all (rounded up to a power of two), split over the CPUs,
    each a power of two of at least RING_MIN_BYTES (on many CPUs the rings hold more in all:
-   one CPU's burst must not find a tiny ring full). */
-static int create_rings(struct vprof_sched_bpf *skel, unsigned ring_mb) {
+   one CPU's burst must not find a tiny ring full). The stack rings are as large with
+   `stacks`, of one page each without. */
+static int create_rings(struct vprof_sched_bpf *skel, unsigned ring_mb, bool stacks) {
   uint32_t total = 1u << 20;
   while (total < ring_mb * (1u << 20))
     total <<= 1;
@@ -348,33 +409,29 @@ static int create_rings(struct vprof_sched_bpf *skel, unsigned ring_mb) {
   uint32_t each = total;
   while (each > RING_MIN_BYTES && (uint64_t)each * (uint64_t)cpus > total)
     each >>= 1;
-  rings = (struct rings){cpus, each, calloc((size_t)cpus, sizeof(int))};
-  if (!rings.fd)
-    return -ENOMEM;
-  for (int i = 0; i < cpus; i++)
-    rings.fd[i] = -1;
-  for (int i = 0; i < cpus; i++) {
-    rings.fd[i] = bpf_map_create(BPF_MAP_TYPE_RINGBUF, "vprof_ring", 0, 0, each, NULL);
-    if (rings.fd[i] < 0)
-      return -errno;
-  }
-  bpf_map__set_max_entries(skel->maps.rings, (uint32_t)cpus);
-  /* the first ring is the template of the inner maps (setting the template's size in place
-     crashes libbpf 1.1) */
-  int err = bpf_map__set_inner_map_fd(skel->maps.rings, rings.fd[0]);
+  int err = create_ring_set(&rings, skel->maps.rings, cpus, each);
+  if (err == 0)
+    err = create_ring_set(&stack_rings, skel->maps.stack_rings, cpus,
+                          stacks ? each : (uint32_t)sysconf(_SC_PAGESIZE));
   skel->rodata->wakeup_bytes = each / 4;
+  skel->rodata->take_stacks = stacks ? 1u : 0u;
   return err;
 }
 
 /* Puts the rings in the programs' `rings` (after the load). */
-static int fill_rings(struct vprof_sched_bpf *skel) {
-  int outer = bpf_map__fd(skel->maps.rings);
-  for (int i = 0; i < rings.count; i++) {
+static int fill_ring_set(const struct rings *set, struct bpf_map *outer_map) {
+  int outer = bpf_map__fd(outer_map);
+  for (int i = 0; i < set->count; i++) {
     uint32_t cpu = (uint32_t)i;
-    if (bpf_map_update_elem(outer, &cpu, &rings.fd[i], BPF_ANY) != 0)
+    if (bpf_map_update_elem(outer, &cpu, &set->fd[i], BPF_ANY) != 0)
       return -errno;
   }
   return 0;
+}
+
+static int fill_rings(struct vprof_sched_bpf *skel) {
+  int err = fill_ring_set(&rings, skel->maps.rings);
+  return err ? err : fill_ring_set(&stack_rings, skel->maps.stack_rings);
 }
 
 /* The data wake-ups of room wake-ups come from the tracepoint at a socket send's end
@@ -390,12 +447,13 @@ static void drop_missing_send_hook(struct vprof_sched_bpf *skel) {
 
 /* Opens, sizes and loads the programs, puts `root_pid` (if not 0) in the traced set, and
    attaches them; on failure prints why (EXIT_CANNOT). */
-static int load_programs(struct vprof_sched_bpf **out, unsigned ring_mb, long root_pid) {
+static int load_programs(struct vprof_sched_bpf **out, unsigned ring_mb, long root_pid,
+                         bool stacks) {
   struct vprof_sched_bpf *skel = vprof_sched_bpf__open();
   if (!skel)
     return cannot_record("cannot open the BPF object: %s", strerror(errno));
   drop_missing_send_hook(skel);
-  int err = create_rings(skel, ring_mb);
+  int err = create_rings(skel, ring_mb, stacks);
   const char *step = "create the ring buffers";
   if (err == 0) {
     err = vprof_sched_bpf__load(skel);
@@ -432,27 +490,84 @@ static int load_programs(struct vprof_sched_bpf **out, unsigned ring_mb, long ro
   return EXIT_OK;
 }
 
+/* ---- the CPU clock (on-CPU stack samples) ---- */
+
+/* One perf software CPU clock per online CPU at `hz`, each running vprof_cpu_sample. */
+struct cpu_clock {
+  int count;
+  int *fd;
+  struct bpf_link **link;
+};
+
+static void stop_cpu_clock(struct cpu_clock *c) {
+  for (int i = 0; i < c->count; i++) {
+    if (c->link[i])
+      bpf_link__destroy(c->link[i]);
+    if (c->fd[i] >= 0)
+      close(c->fd[i]);
+  }
+  free(c->fd);
+  free(c->link);
+  *c = (struct cpu_clock){0, NULL, NULL};
+}
+
+/* Starts the clocks; returns 0, or an errno with the clocks stopped and `step` naming what
+   failed. An offline CPU is skipped. */
+static int start_cpu_clock(struct cpu_clock *c, struct vprof_sched_bpf *skel, unsigned hz,
+                           const char **step) {
+  int cpus = libbpf_num_possible_cpus();
+  *c = (struct cpu_clock){0, NULL, NULL};
+  if (cpus <= 0)
+    return EINVAL;
+  c->fd = calloc((size_t)cpus, sizeof(int));
+  c->link = calloc((size_t)cpus, sizeof(struct bpf_link *));
+  if (!c->fd || !c->link) {
+    stop_cpu_clock(c);
+    return ENOMEM;
+  }
+  c->count = cpus;
+  for (int i = 0; i < cpus; i++)
+    c->fd[i] = -1;
+  int opened = 0;
+  for (int i = 0; i < cpus; i++) {
+    struct perf_event_attr attr = {.type = PERF_TYPE_SOFTWARE,
+                                   .size = sizeof(struct perf_event_attr),
+                                   .config = PERF_COUNT_SW_CPU_CLOCK,
+                                   /* a fixed period in ns: in frequency mode the kernel
+                                      starts at a period of one and adapts, a burst of
+                                      samples at every start */
+                                   .sample_period = 1000000000ull / hz};
+    c->fd[i] = (int)syscall(SYS_perf_event_open, &attr, -1, i, -1, PERF_FLAG_FD_CLOEXEC);
+    if (c->fd[i] < 0 && errno == ENODEV)
+      continue; /* offline */
+    if (c->fd[i] < 0) {
+      int e = errno;
+      *step = "open the CPU clock (perf_event_open)";
+      stop_cpu_clock(c);
+      return e;
+    }
+    c->link[i] = bpf_program__attach_perf_event(skel->progs.vprof_cpu_sample, c->fd[i]);
+    if (!c->link[i]) {
+      int e = errno;
+      *step = "attach the sampling program to the CPU clock";
+      stop_cpu_clock(c);
+      return e;
+    }
+    opened++;
+  }
+  if (opened == 0) {
+    *step = "open the CPU clock (perf_event_open)";
+    stop_cpu_clock(c);
+    return ENODEV;
+  }
+  return 0;
+}
+
 /* ---- the file ---- */
 
 static int io_error(const char *path, const char *what, int e) {
   fprintf(stderr, "vprof-sched: %s: %s: %s\n", path, what, strerror(e));
   return EXIT_ERROR;
-}
-
-/* pwrite()s all of `data` at `at`; returns 0 or the errno. */
-static int write_all(int fd, const void *data, size_t size, off_t at) {
-  const char *p = data;
-  while (size > 0) {
-    ssize_t n = pwrite(fd, p, size, at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      return n < 0 ? errno : EIO;
-    p += n;
-    size -= (size_t)n;
-    at += n;
-  }
-  return 0;
 }
 
 static void flush_batch(struct recording *rec) {
@@ -642,19 +757,78 @@ static int poll_timeout_ms(const struct alternation *a) {
 }
 
 /* Polls the ring until a stop signal or until the tree has no process left. */
-static void record_until_done(struct recording *rec, struct ring_buffer *ring,
-                              struct vprof_sched_bpf *skel, int traced_fd,
+static void record_until_done(struct recording *rec, struct stack_file *stacks,
+                              struct ring_buffer *ring, struct vprof_sched_bpf *skel, int traced_fd,
                               struct alternation *alt) {
-  while (!stop_requested && rec->io_errno == 0) {
+  while (!stop_requested && rec->io_errno == 0 && (!stacks || stacks->io_errno == 0)) {
     alternate(alt, skel);
     /* wakes early only when the ring is a quarter full */
     ring_buffer__poll(ring, poll_timeout_ms(alt));
     ring_buffer__consume(ring);
-    if (monotonic_ns() - rec->last_flush_ns >= FLUSH_NS)
+    if (monotonic_ns() - rec->last_flush_ns >= FLUSH_NS) {
       flush_batch(rec);
+      if (stacks)
+        stack_file_flush(stacks, rec->last_flush_ns, 0);
+    }
     if (tree_is_empty(skel, traced_fd))
       break;
   }
+}
+
+/* The ring manager over both ring sets: sched.vpk's records to `rec`, stacks.vpk's entries to
+   `stacks` (NULL: the stack rings stay unread, nothing writes them). NULL on failure (errno). */
+static struct ring_buffer *open_ring_manager(struct recording *rec, struct stack_file *stacks) {
+  struct ring_buffer *ring = ring_buffer__new(rings.fd[0], on_record, rec, NULL);
+  int err = ring ? 0 : errno;
+  for (int i = 1; err == 0 && i < rings.count; i++)
+    if (ring_buffer__add(ring, rings.fd[i], on_record, rec) != 0)
+      err = errno;
+  for (int i = 0; stacks && err == 0 && i < stack_rings.count; i++)
+    if (ring_buffer__add(ring, stack_rings.fd[i], stack_file_on_entry, stacks) != 0)
+      err = errno;
+  if (err != 0 && ring) {
+    ring_buffer__free(ring);
+    ring = NULL;
+  }
+  errno = err;
+  return ring;
+}
+
+/* Starts the on-CPU samples of --stacks. Without them (no privilege for a CPU-wide perf event,
+   a kernel without the software clock) recording goes on with the sleep and wake-up stacks
+   alone, and one line says so with the fix; the header's sample_hz is then 0. */
+static void start_sampling(const struct options *o, struct vprof_sched_bpf *skel,
+                           struct stack_file *stacks, struct cpu_clock *clock) {
+  *clock = (struct cpu_clock){0, NULL, NULL};
+  if (!stacks || o->sample_hz == 0)
+    return;
+  const char *step = "";
+  int e = start_cpu_clock(clock, skel, o->sample_hz, &step);
+  if (e == 0)
+    return;
+  stacks->header.sample_hz = 0;
+  fprintf(stderr,
+          "vprof-sched: no on-CPU stack samples: cannot %s: %s; sleep and wake-up stacks are "
+          "still recorded (needs root or CAP_PERFMON, or kernel.perf_event_paranoid <= 0)\n",
+          step, strerror(e));
+}
+
+/* Final counts of stacks.vpk; returns the status with the file's error, if any, added. */
+static int finish_stacks(struct stack_file *stacks, int lost_fd, int status, bool quiet) {
+  stack_file_flush(stacks, monotonic_ns(), 1);
+  uint64_t lost = sum_counter(lost_fd, LOST_STACK_ENTRIES),
+           empty = sum_counter(lost_fd, EMPTY_STACKS);
+  uint64_t samples = stacks->samples, distinct = stacks->stacks;
+  int e = stack_file_close(stacks, monotonic_ns(), lost, empty);
+  if (e != 0 && status == EXIT_OK)
+    status = io_error(stacks->path, "cannot write the stacks", e);
+  if (!quiet)
+    fprintf(stderr,
+            "vprof-sched: %llu stack samples (%llu distinct stacks), %llu lost, %llu "
+            "without a user frame\n",
+            (unsigned long long)samples, (unsigned long long)distinct, (unsigned long long)lost,
+            (unsigned long long)empty);
+  return status;
 }
 
 static int record(const struct options *o) {
@@ -663,13 +837,25 @@ static int record(const struct options *o) {
     return status;
   struct recording rec;
   status = open_recording(&rec, o->out, o->root_pid);
+  struct stack_file stacks_file, *stacks = o->stacks ? &stacks_file : NULL;
+  if (status == EXIT_OK && stacks) {
+    int e = stack_file_open(stacks, o->stacks, (uint32_t)o->root_pid, o->sample_hz, monotonic_ns());
+    if (e != 0) {
+      status = io_error(o->stacks, "cannot create", e);
+      stacks = NULL;
+    }
+  }
   struct vprof_sched_bpf *skel = NULL;
   if (status == EXIT_OK)
-    status = load_programs(&skel, o->ring_mb, o->root_pid);
+    status = load_programs(&skel, o->ring_mb, o->root_pid, stacks != NULL);
   if (status != EXIT_OK) {
     if (rec.fd >= 0) {
       close(rec.fd);
       unlink(o->out);
+    }
+    if (stacks) {
+      stack_file_close(stacks, 0, 0, 0);
+      unlink(o->stacks);
     }
     free(rec.batch);
     return status;
@@ -684,16 +870,11 @@ static int record(const struct options *o) {
   rec.header.start_ns = monotonic_ns();
   rec.last_flush_ns = rec.header.start_ns;
   status = write_header(&rec);
-  struct ring_buffer *ring = ring_buffer__new(rings.fd[0], on_record, &rec, NULL);
-  for (int i = 1; ring && i < rings.count; i++)
-    if (ring_buffer__add(ring, rings.fd[i], on_record, &rec) != 0) {
-      int e = errno;
-      ring_buffer__free(ring);
-      ring = NULL;
-      errno = e;
-    }
+  struct ring_buffer *ring = open_ring_manager(&rec, stacks);
   if (!ring && status == EXIT_OK)
     status = io_error("ring buffer", "cannot map", errno);
+  struct cpu_clock clock;
+  start_sampling(o, skel, stacks, &clock);
   struct alternation alt = {0, 0, NULL, false};
   if (status == EXIT_OK && o->alternate_ms > 0) {
     alt.log = fopen(o->alternate_log, "w");
@@ -710,7 +891,7 @@ static int record(const struct options *o) {
       alt.next_ns = monotonic_ns() + alt.period_ns;
       log_phase(&alt, "recording", monotonic_ns());
     }
-    record_until_done(&rec, ring, skel, traced_fd, &alt);
+    record_until_done(&rec, stacks, ring, skel, traced_fd, &alt);
   }
   if (alt.log) {
     log_phase(&alt, "end", monotonic_ns());
@@ -718,6 +899,7 @@ static int record(const struct options *o) {
   }
   /* detach first, so what is left in the ring is all there will be; a program already
      running on another CPU when it was detached commits within microseconds */
+  stop_cpu_clock(&clock);
   vprof_sched_bpf__detach(skel);
   if (ring) {
     const struct timespec settle = {0, 5000000};
@@ -733,6 +915,8 @@ static int record(const struct options *o) {
   rec.header.records = rec.records;
   rec.header.end_ns = monotonic_ns();
   rec.header.flags = VPROF_SCHED_CLOSED;
+  if (stacks)
+    status = finish_stacks(stacks, lost_fd, status, o->quiet);
   vprof_sched_bpf__destroy(skel);
   close_rings();
   if (rec.io_errno != 0)
@@ -756,11 +940,21 @@ static int check(const struct options *o) {
   int status = check_environment();
   struct vprof_sched_bpf *skel = NULL;
   if (status == EXIT_OK)
-    status = load_programs(&skel, 1, 0);
+    status = load_programs(&skel, 1, 0, true);
   if (status != EXIT_OK)
     return status;
+  struct cpu_clock clock;
+  const char *step = "";
+  int e = o->sample_hz > 0 ? start_cpu_clock(&clock, skel, 1, &step) : 0;
+  if (e == 0 && o->sample_hz > 0)
+    stop_cpu_clock(&clock);
   vprof_sched_bpf__destroy(skel);
   close_rings();
+  if (e != 0)
+    fprintf(stderr,
+            "vprof-sched: no on-CPU stack samples here: cannot %s: %s (needs root or "
+            "CAP_PERFMON, or kernel.perf_event_paranoid <= 0); sleep and wake-up stacks work\n",
+            step, strerror(e));
   if (!o->quiet)
     fprintf(stderr, "vprof-sched: recording works here\n");
   return EXIT_OK;

@@ -80,7 +80,9 @@ def test_the_recorder_attaches_before_the_workload_runs(vprof, tmp_path):
     assert record["root_cmdline"] and record["root_cmdline"][0].endswith("vprof"), record
     args = record["args"]
     assert args[:4] == ["--root-pid", str(record["root"]), "--out", str(trace / "sched.vpk")]
-    assert args[4] == "--ready-fd" and args[6:] == ["--quiet", "--ring-mb", "4"], args
+    assert args[4] == "--ready-fd" and args[6:] == [
+        "--quiet", "--ring-mb", "4", "--stacks", str(trace / "stacks.vpk"), "--sample-hz", "997"
+    ], args
     # SIGTERM stopped it, and its file is in the trace directory
     assert stopped == {"call": "stopped", "pid": record["pid"], "by": "SIGTERM"}
     header = (trace / "sched.vpk").read_bytes()

@@ -583,3 +583,64 @@ def test_reader_expands_next_runs(tmp_path):
     path.write_bytes(header(4, 0))
     with pytest.raises(ValueError, match="unsupported version 4"):
         sched_file.read(path)
+
+
+FLUSHER = r"""
+#include <fcntl.h>
+#include <stdio.h>
+#include <unistd.h>
+/* an unprobed function that blocks in libc's fdatasync (no frame pointers there), not as a
+   tail call: its frame is on the stack while the thread sleeps */
+__attribute__((noinline)) int flush_log(int fd) {
+  int r = (int)write(fd, "x", 1);
+  r += fdatasync(fd);
+  return r;
+}
+__attribute__((noinline)) long spin(long n) {
+  volatile long x = 0;
+  for (long i = 0; i < n; i++) x += i;
+  return x;
+}
+int main(int argc, char **argv) {
+  char go[8];
+  if (argc < 2 || !fgets(go, sizeof go, stdin)) /* the recorder is attached: "go" */
+    return 2;
+  int fd = open(argv[1], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  long s = 0;
+  for (int k = 0; k < 200; k++) { s += spin(1000000); s += flush_log(fd); }
+  printf("%ld\n", s > 0);
+  return 0;
+}
+"""
+
+
+def test_stacks_name_the_function_that_called_a_libc_wait(recorder, tmp_path, build_dir):
+    """--stacks (docs/recorder.md, "Stacks"): the sleeper's stack at each sleep and on-CPU
+    samples, symbolized by `vprof stacks`. A sleep in libc's fdatasync, whose wrapper has no
+    frame pointer, names flush_log (the program's function that called it), then main: the
+    word at the stack pointer gives back the frame the walk skips. The spin loop is on CPU."""
+    src = tmp_path / "flusher.c"
+    src.write_text(FLUSHER)
+    exe = tmp_path / "flusher"
+    subprocess.run(["gcc", "-O1", "-g", "-fno-omit-frame-pointer", "-mno-omit-leaf-frame-pointer",
+                    str(src), "-o", str(exe)], check=True)
+    trace = tmp_path / "trace"
+    trace.mkdir()
+    run = Recording(recorder, exe, [tmp_path / "log"], trace / "sched.vpk",
+                    extra=("--stacks", str(trace / "stacks.vpk"), "--sample-hz", "997"))
+    run.go()
+    status, stderr, _ = run.wait_recorder()
+    assert status == 0, stderr
+    assert (trace / "stacks.vpk").read_bytes()[:8] == b"VPROFSTK"
+    assert list(trace.glob("*.stackmaps")), "the recorder copied the process's memory map"
+    vprof = build_dir / "driver" / "vprof"
+    r = subprocess.run([str(vprof), "stacks", str(trace), "--folded", "sleep"],
+                       capture_output=True, text=True, check=True)
+    top = r.stdout.splitlines()[0]
+    assert ";main;flush_log;fdatasync " in top, r.stdout
+    r = subprocess.run([str(vprof), "stacks", str(trace), "--folded", "cpu"],
+                       capture_output=True, text=True, check=True)
+    assert any(";main;spin " in line for line in r.stdout.splitlines()), r.stdout
+    r = subprocess.run([str(vprof), "stacks", str(trace)], capture_output=True, text=True,
+                       check=True)
+    assert "at sleeps: where the threads blocked" in r.stdout, r.stdout
