@@ -18,7 +18,13 @@ struct StacksBuilder {
   vprof_stacks_header h{};
   std::vector<std::uint8_t> body;
   std::uint64_t samples = 0, stacks = 0;
+  std::vector<std::filesystem::path> written;
 
+  ~StacksBuilder() {
+    std::error_code ec;
+    for (const auto &p : written)
+      std::filesystem::remove(p, ec);
+  }
   StacksBuilder() {
     std::memcpy(h.magic, VPROF_STACKS_MAGIC, VPROF_STACKS_MAGIC_SIZE);
     h.version = VPROF_STACKS_VERSION;
@@ -68,6 +74,7 @@ struct StacksBuilder {
     f.write(reinterpret_cast<const char *>(&h), sizeof h);
     f.write(reinterpret_cast<const char *>(body.data()),
             static_cast<std::streamsize>(body.size() - cut));
+    written.push_back(p);
     return p;
   }
   static inline int n_ = 0;
