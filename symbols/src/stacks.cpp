@@ -12,11 +12,6 @@ namespace vprof::symbols {
 
 namespace {
 
-bool in_executable_object(const std::vector<Mapping> &maps, std::uint64_t address) {
-  const Mapping *m = mapping_of(maps, address);
-  return m && m->executable && !m->path.empty() && m->path[0] == '/';
-}
-
 // A frame's name in chains: its function, else its object's file name in brackets.
 std::string frame_name(const Frame &f) {
   if (!f.function.empty())
@@ -87,13 +82,13 @@ chains(const trace::StacksFile &file, const SymbolizedStacks &sym, std::uint8_t 
 
 bool takes_sp_word(const std::vector<Mapping> &maps, const std::vector<std::uint64_t> &pc,
                    std::uint64_t sp_word) {
-  if (sp_word == 0 || pc.empty() || !in_executable_object(maps, sp_word))
+  if (sp_word == 0 || pc.empty() || (pc.size() > 1 && pc[1] == sp_word))
     return false;
-  if (pc.size() > 1 && pc[1] == sp_word)
+  const Mapping *word = mapping_of(maps, sp_word);
+  if (!word || !word->executable || word->path.empty() || word->path[0] != '/')
     return false;
   const Mapping *first = mapping_of(maps, pc[0]);
-  const Mapping *word = mapping_of(maps, sp_word);
-  return first && word && first->path != word->path;
+  return first && first->path != word->path;
 }
 
 std::vector<Frame> stack_frames(Symbolizer &s, const std::vector<Mapping> &maps,
